@@ -1,0 +1,292 @@
+"""Model: one piece of NumPy-syntax source, runnable under JAX and under NumPy.
+
+A model is Python source defining ``setup(n, rng)`` and ``f(x, *data)``. The
+name ``np`` is not imported by the model: adlab binds it to ``jax.numpy`` for
+the JAX modes and to ``numpy`` for the framework-free baseline, so one text
+runs under both. Module-level UPPERCASE constants are *settings* that callers
+may override (``load_model("mlp_batched", N1=100)``); ``wrt = 1`` at module
+level changes which argument is differentiated by default.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+
+from ._types import ModelError
+from ._userline import register_source, source_line, translate
+
+_counter = itertools.count()
+
+
+def _numpy_map(fn: Callable, xs: Any) -> Any:
+    return np.stack([np.asarray(fn(x)) for x in xs])
+
+
+def _jax_map(fn: Callable, xs: Any) -> Any:
+    return jax.lax.map(fn, xs)
+
+
+def _jax_vmap(fn: Callable, xs: Any) -> Any:
+    return jax.vmap(fn)(xs)
+
+
+# What a model's source sees besides its own names, per backend.
+# map_samples: one sample at a time (a compiled loop under JAX);
+# vmap_samples: vectorised by jax.vmap (NumPy has no vmap: a loop there).
+NAMESPACES: dict[str, dict[str, Any]] = {
+    "jax": {"np": jnp, "map_samples": _jax_map, "vmap_samples": _jax_vmap},
+    "numpy": {"np": np, "map_samples": _numpy_map, "vmap_samples": _numpy_map},
+}
+
+
+def _is_setting(name: str, value: Any) -> bool:
+    return name.isupper() and isinstance(value, (bool, int, float, str))
+
+
+def _check_size(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if n < 1:
+        raise ValueError(f"n must be a positive integer (n >= 1), got {n}")
+    return int(n)
+
+
+def _normalize_wrt(wrt: Any) -> int | tuple[int, ...]:
+    if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
+        return int(wrt)
+    if isinstance(wrt, (tuple, list)) and wrt and all(
+        isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in wrt
+    ):
+        return tuple(int(i) for i in wrt)
+    raise ModelError(
+        f"wrt must be an argument index or a tuple of indices, got {wrt!r}",
+        hint="write e.g. wrt = 0, or wrt = (0, 1), as jax.grad's argnums",
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A differentiable model: ``f(x, *data)`` and ``setup(n, rng)``.
+
+    Build one with ``Model.from_source`` or ``Model.from_function``; the
+    catalog's models are built from source.
+
+    Attributes:
+        name: short name, used in records and messages.
+        doc: the model's docstring; says what n means for it.
+        source: the source text, or None for wrapped callables.
+        wrt: default argument index (or tuple) to differentiate.
+        settings: the module-level UPPERCASE constants and their values.
+    """
+
+    name: str
+    doc: str
+    source: str | None
+    wrt: int | tuple[int, ...]
+    settings: dict[str, Any]
+    _functions: dict[str, Callable] = field(repr=False)
+    _setup: Callable | None = field(repr=False)
+    _files: frozenset[str] = field(repr=False)
+    _return_lineno: int | None = field(default=None, repr=False)
+    _nargs: int | None = field(default=None, repr=False)
+
+    # ----------------------------------------------------------------- build
+    @classmethod
+    def from_source(cls, text: str, name: str | None = None, **settings: Any) -> Model:
+        """Compile model source. Errors name the user's line (``ModelError``).
+
+        Args:
+            text: Python source defining ``setup(n, rng)`` and ``f(x, *data)``.
+            name: a name for records; defaults to ``"model"``.
+            **settings: new values for the model's UPPERCASE constants.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"model source must be a str, got {type(text).__name__}")
+        name = name or "model"
+        filename = f"<adlab model {name}#{next(_counter)}>"
+        register_source(filename, text)
+        try:
+            code = compile(text, filename, "exec")
+            tree = ast.parse(text)
+        except SyntaxError as exc:
+            lineno = exc.lineno
+            raise ModelError(
+                f"SyntaxError: {exc.msg}",
+                lineno=lineno,
+                line=exc.text or source_line(filename, lineno),
+                hint=f"fix the syntax on line {lineno}",
+            ) from None
+        files = frozenset({filename})
+        namespaces = {}
+        for backend, base in NAMESPACES.items():
+            ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base}
+            try:
+                exec(code, ns)
+            except Exception as exc:
+                err = translate(exc, files, "the model's top level")
+                if err is None:
+                    raise
+                raise err from exc
+            namespaces[backend] = ns
+        ns = namespaces["numpy"]
+        for fname in ("f", "setup"):
+            if not callable(ns.get(fname)):
+                raise ModelError(
+                    f"the model defines no function `{fname}`",
+                    hint="define `def f(x, *data):` returning a scalar or 1-D array, "
+                    "and `def setup(n, rng):` returning f's arguments as a tuple",
+                )
+        known = {k: v for k, v in ns.items() if _is_setting(k, v)}
+        unknown = set(settings) - set(known)
+        if unknown:
+            raise ValueError(
+                f"model {name!r} has no setting(s) {sorted(unknown)}; "
+                f"its settings are {sorted(known)}"
+            )
+        for backend_ns in namespaces.values():
+            backend_ns.update(settings)
+        wrt = _normalize_wrt(ns.get("wrt", 0))
+        return cls(
+            name=name,
+            doc=inspect.cleandoc(ast.get_docstring(tree) or ""),
+            source=text,
+            wrt=wrt,
+            settings={**known, **settings},
+            _functions={b: namespaces[b]["f"] for b in namespaces},
+            _setup=ns["setup"],
+            _files=files,
+            _return_lineno=_last_return(tree, "f"),
+            _nargs=_count_args(ns["f"]),
+        )
+
+    @classmethod
+    def from_function(
+        cls,
+        f: Callable,
+        setup: Callable | None = None,
+        *,
+        name: str | None = None,
+        wrt: int | tuple[int, ...] = 0,
+        f_numpy: Callable | None = None,
+    ) -> Model:
+        """Wrap Python callables as a model.
+
+        Args:
+            f: the function, written with ``jax.numpy`` (or anything JAX traces).
+            setup: ``setup(n, rng)`` returning f's arguments, or None if the
+                model is only called with explicit arguments.
+            name: a name for records; defaults to ``f.__name__``.
+            wrt: default argument(s) to differentiate.
+            f_numpy: a plain-NumPy twin of ``f`` for ``backend="numpy"``;
+                defaults to ``f`` itself.
+        """
+        if not callable(f):
+            raise TypeError(f"f must be callable, got {type(f).__name__}")
+        files = {c.co_filename for c in (_code(f), _code(setup), _code(f_numpy)) if c}
+        return cls(
+            name=name or getattr(f, "__name__", "f"),
+            doc=inspect.cleandoc(f.__doc__ or ""),
+            source=None,
+            wrt=_normalize_wrt(wrt),
+            settings={},
+            _functions={"jax": f, "numpy": f_numpy or f},
+            _setup=setup,
+            _files=frozenset(files),
+            _nargs=_count_args(f),
+        )
+
+    # ------------------------------------------------------------------ use
+    def function(self, backend: str = "jax") -> Callable:
+        """The model's ``f`` bound to ``np`` of ``backend`` ("jax" or "numpy")."""
+        try:
+            return self._functions[backend]
+        except KeyError:
+            raise ValueError(f"backend must be 'jax' or 'numpy', got {backend!r}") from None
+
+    def setup(self, n: int, seed: int = 0) -> tuple[Any, ...]:
+        """The arguments of ``f`` for size ``n``, as a tuple (NumPy arrays)."""
+        n = _check_size(n)
+        if self._setup is None:
+            raise ValueError(f"model {self.name!r} has no setup; pass f's arguments yourself")
+        rng = np.random.default_rng(seed)
+        try:
+            args = self._setup(n, rng)
+        except Exception as exc:
+            err = self.translate(exc, f"setup, n={n}", jit=False)
+            if err is None:
+                raise
+            raise err from exc
+        if not isinstance(args, tuple):
+            args = (args,)
+        if self._nargs is not None and len(args) != self._nargs:
+            raise ModelError(
+                f"setup(n={n}) returned {len(args)} value(s) but f takes {self._nargs}",
+                hint="make setup return a tuple with one entry per argument of f",
+            )
+        return args
+
+    def translate(self, exc: BaseException, where: str, jit: bool = True) -> ModelError | None:
+        """A ``ModelError`` naming the model's line for ``exc``, or None."""
+        return translate(exc, self._files, where, jit=jit)
+
+    def return_error(self, got: str, where: str) -> ModelError:
+        """The error for an f that returned something other than a scalar/1-D array."""
+        return ModelError(
+            f"f must return a scalar or a 1-D array of floats, got {got} (in {where})",
+            lineno=self._return_lineno,
+            line=source_line(next(iter(self._files)), self._return_lineno)
+            if self.source is not None
+            else None,
+            hint="return np.sum(...) for a scalar, or a 1-D vector of residuals",
+        )
+
+    def with_settings(self, **settings: Any) -> Model:
+        """The same model source with some settings changed."""
+        if self.source is None:
+            raise ValueError("only models built from source have settings")
+        return Model.from_source(self.source, self.name, **{**self._overrides(), **settings})
+
+    def _overrides(self) -> dict[str, Any]:
+        return dict(self.settings)
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())
+        return f"Model({self.name!r}, wrt={self.wrt!r}{extra})"
+
+
+def _code(fn: Callable | None):
+    return getattr(fn, "__code__", None)
+
+
+def _count_args(fn: Callable) -> int | None:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return None
+    return sum(p.default is p.empty for p in params)
+
+
+def _last_return(tree: ast.Module, fname: str) -> int | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == fname:
+            returns = [n.lineno for n in ast.walk(node) if isinstance(n, ast.Return)]
+            return max(returns) if returns else node.lineno
+    return None
+
+
+def is_model_source(text: str) -> bool:
+    """Cheap test of whether a string looks like model source rather than a name."""
+    return "\n" in text or bool(re.search(r"\bdef\s+f\s*\(", text))

@@ -1,0 +1,11 @@
+"""Ways of taking a derivative, each registered under its name.
+
+Importing this package registers the built-in modes: ``forward`` and
+``reverse`` (JAX AD), ``numeric`` (finite differences), ``complex-step``,
+and ``primal`` (f itself, timed the same way for ratios).
+"""
+
+from . import ad, complex_step, numeric, primal  # noqa: F401  (registers the modes)
+from ._registry import Built, Rule, Spec, get_rule, mode_names, register
+
+__all__ = ["Built", "Rule", "Spec", "get_rule", "mode_names", "register"]

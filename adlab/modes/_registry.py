@@ -1,0 +1,114 @@
+"""The mode registry: each mode is an entry, not a branch of an if-chain.
+
+A mode turns a *spec* (the function, example arguments, which arguments to
+differentiate, options) into a *built* derivative function. The caller
+(``adlab.prepare``) jit-compiles, times and guards it; modes only say what to
+compute. New modes register themselves with ``@register(...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a mode needs to build a derivative function.
+
+    Attributes:
+        f: the model's function for ``backend``.
+        args: example arguments, already cast to ``dtype``.
+        wrt: argument index, or tuple of indices (as JAX's ``argnums``).
+        out_shape: shape of f's output: () or (m,).
+        scheme: finite-difference scheme (numeric mode only).
+        step: user's step, or None for the mode's default.
+        dtype: the float type of the computation.
+        backend: "jax" or "numpy".
+        f_jax: the JAX twin of f (for analysing the function), or None.
+        files: the model's source file names, to find the user's line.
+    """
+
+    f: Callable
+    args: tuple[Any, ...]
+    wrt: int | tuple[int, ...]
+    out_shape: tuple[int, ...]
+    scheme: str
+    step: Any
+    dtype: type[np.floating]
+    backend: str
+    f_jax: Callable | None = None
+    files: frozenset[str] = frozenset()
+
+    @property
+    def indices(self) -> tuple[int, ...]:
+        return self.wrt if isinstance(self.wrt, tuple) else (self.wrt,)
+
+    def size(self, i: int) -> int:
+        return int(np.size(self.args[i]))
+
+
+@dataclass(frozen=True)
+class Built:
+    """A mode's answer.
+
+    Attributes:
+        fn: ``fn(*args)`` -> the derivative (a tuple when ``wrt`` is a tuple);
+            with ``with_error``, a pair (derivative, error estimate).
+        f_evals: evaluations of f (or AD passes) per derivative.
+        with_error: whether ``fn`` also returns an error estimate.
+        trusted: False when the result cannot be vouched for (see ``note``).
+        note: why it is not trusted, or other caveats.
+        step: the step used (numeric and complex step), for reports.
+    """
+
+    fn: Callable
+    f_evals: int
+    with_error: bool = False
+    trusted: bool = True
+    note: str | None = None
+    step: Any = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One registered mode."""
+
+    name: str
+    build: Callable[[Spec], Built]
+    backends: tuple[str, ...]
+    summary: str
+
+
+_RULES: dict[str, Rule] = {}
+
+
+def register(name: str, *, backends: tuple[str, ...], summary: str):
+    """Decorator registering ``build(spec) -> Built`` as mode ``name``."""
+
+    def deco(build: Callable[[Spec], Built]) -> Callable[[Spec], Built]:
+        _RULES[name] = Rule(name, build, backends, summary)
+        return build
+
+    return deco
+
+
+def get_rule(name: str) -> Rule:
+    """The registered mode ``name``, or a ValueError listing the known ones."""
+    try:
+        return _RULES[name]
+    except KeyError:
+        raise ValueError(f"unknown mode {name!r}; choose one of {sorted(_RULES)}") from None
+
+
+def mode_names() -> list[str]:
+    """Names of the registered modes, in registration order."""
+    return list(_RULES)
+
+
+def pick(per_index: list[Any], wrt: int | tuple[int, ...]) -> Any:
+    """One result per differentiated argument, shaped like JAX's argnums."""
+    return tuple(per_index) if isinstance(wrt, tuple) else per_index[0]

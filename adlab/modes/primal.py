@@ -1,0 +1,11 @@
+"""The function itself, registered as a mode so that it is compiled, guarded
+and timed exactly like a derivative: ratios to the primal compare like with like."""
+
+from __future__ import annotations
+
+from ._registry import Built, Spec, register
+
+
+@register("primal", backends=("jax", "numpy"), summary="f itself, for ratios")
+def primal(spec: Spec) -> Built:
+    return Built(spec.f, f_evals=1)
