@@ -54,3 +54,83 @@ class ModelError(ValueError):
         if hint:
             text += f"\n  What to do: {hint}"
         super().__init__(text)
+
+
+# ---------------------------------------------------------------- measurement
+# The record is the contract between the measurement layer, reports, plots,
+# the Lab and the CLI's JSON: field names here are public API.
+
+from dataclasses import asdict, dataclass, field  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Steady-state timing of one callable, compile time kept apart.
+
+    Attributes:
+        compile_s: trace + lower + compile seconds (0.0 when nothing is compiled).
+        first_call_s: the untimed warm-up call, for the curious.
+        min_s, median_s, iqr_s: per-call seconds over ``repeats`` repeats.
+        loops: calls per repeat, chosen by ``timeit.Timer.autorange``.
+        repeats: number of repeats.
+        unstable: True when the spread (IQR / median) is large.
+    """
+
+    compile_s: float
+    first_call_s: float
+    min_s: float
+    median_s: float
+    iqr_s: float
+    loops: int
+    repeats: int
+    unstable: bool
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measured (or skipped) point of a sweep: model x mode x options x n.
+
+    ``None`` marks a value that does not apply (e.g. XLA flops for NumPy) or
+    was not measured (a skipped point).
+    """
+
+    model: str
+    mode: str
+    n: int
+    label: str  # the series this point belongs to, e.g. "numeric[central]"
+    scheme: str | None
+    jit: bool
+    precision: str
+    backend: str
+    # timing
+    compile_s: float | None = None
+    first_call_s: float | None = None
+    min_s: float | None = None
+    median_s: float | None = None
+    iqr_s: float | None = None
+    loops: int | None = None
+    repeats: int | None = None
+    unstable: bool | None = None
+    primal_s: float | None = None
+    ratio_to_primal: float | None = None
+    floor_s: float | None = None
+    # cost
+    f_evals: int | None = None
+    flops: float | None = None
+    primal_flops: float | None = None
+    flops_ratio: float | None = None
+    bytes_accessed: float | None = None
+    temp_bytes: float | None = None
+    # accuracy
+    error: float | None = None  # max componentwise relative error vs reference
+    error_norm: float | None = None  # normwise relative error vs reference
+    error_estimate: float | None = None  # the method's own estimate (Richardson)
+    reference_trusted: bool | None = None
+    # bookkeeping
+    skipped: str | None = None
+    env: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-ready dict of the fields."""
+        return asdict(self)
