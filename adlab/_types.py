@@ -134,3 +134,31 @@ class Record:
     def to_dict(self) -> dict[str, Any]:
         """A plain, JSON-ready dict of the fields."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One point of a step-size sweep: the error of ``scheme`` at step ``h``.
+
+    Attributes:
+        scheme: "forward", "central", "richardson" or "complex-step".
+        h: the step (relative to max(|x|, 1) per component, as the defaults are).
+        error: max componentwise relative error against the reference.
+        error_norm: normwise relative error against the reference.
+        is_default: True at the step adlab uses when ``step=None``.
+        optimal_h: the theoretical optimal step for this scheme and precision.
+    """
+
+    model: str
+    n: int
+    precision: str
+    scheme: str
+    h: float
+    error: float
+    error_norm: float
+    is_default: bool = False
+    optimal_h: float | None = None
+    error_estimate: float | None = None  # Richardson's own estimate, when it has one
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
