@@ -129,6 +129,8 @@ class Record:
     reference_trusted: bool | None = None
     # bookkeeping
     skipped: str | None = None
+    note: str | None = None  # a caveat on a measured point (e.g. one call only: over budget)
+    settings: dict[str, Any] = field(default_factory=dict)  # the model's UPPERCASE settings
     env: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
