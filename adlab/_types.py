@@ -144,11 +144,19 @@ class StepRecord:
 
     Attributes:
         scheme: "forward", "central", "richardson" or "complex-step".
-        h: the step (relative to max(|x|, 1) per component, as the defaults are).
-        error: max componentwise relative error against the reference.
+        h: the step, as adlab's defaults use it: for finite differences relative
+            (the step of component i is h * max(|x_i|, 1)); for complex step
+            absolute (its default is 1e-20, whatever x is).
+        error: max componentwise relative error against the reference (inf when
+            the derivative is not finite, e.g. the step vanished: x + h == x).
         error_norm: normwise relative error against the reference.
         is_default: True at the step adlab uses when ``step=None``.
-        optimal_h: the theoretical optimal step for this scheme and precision.
+        optimal_h: the theoretical optimal step for this scheme and precision
+            (None for complex step, where every h below ~sqrt(eps) is optimal).
+        error_estimate: Richardson's own error estimate, on the scale of ``error``.
+        reference_trusted: whether forward and reverse mode agreed on the
+            reference (None: not checked); see ``adlab._reference.Reference``.
+        reference_mismatch: their normwise relative difference.
     """
 
     model: str
@@ -161,6 +169,8 @@ class StepRecord:
     is_default: bool = False
     optimal_h: float | None = None
     error_estimate: float | None = None  # Richardson's own estimate, when it has one
+    reference_trusted: bool | None = None
+    reference_mismatch: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
