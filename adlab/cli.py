@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _demo_parser(sub)
+    from ._cli_accuracy import add_parser as add_accuracy
+
+    add_accuracy(sub)
     return parser
 
 

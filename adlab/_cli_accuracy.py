@@ -1,0 +1,172 @@
+"""``adlab accuracy``: the step sweep of one model as a table (or JSON records).
+
+Registered in ``adlab.cli`` by ``add_parser(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ._accuracy import (
+    PrecisionRow,
+    SchemeSummary,
+    _as_model,
+    default_steps,
+    precision_table,
+    step_sweep,
+    sweep_summary,
+)
+from ._reference import Reference, reference
+from ._types import PRECISIONS, ModelError, StepRecord
+
+SCHEMES_DEFAULT = "forward,central,richardson,complex-step"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "accuracy",
+        help="error against step size for each finite-difference scheme and complex step",
+        description="Sweep the step h of forward, central and Richardson differences and "
+        "complex step on one model; print the error at each h against the float64 "
+        "reverse-mode reference (checked against forward mode), where adlab's default "
+        "step sits, the theoretical optimum, and every mode in float32 beside float64.",
+    )
+    p.add_argument("--model", default="normal_logpdf", help="catalog name or path to a model file")
+    p.add_argument(
+        "--n", type=int, default=10, help="size passed to the model's setup (default 10)"
+    )
+    p.add_argument("--precision", choices=PRECISIONS, default="float64",
+                   help="precision of the differences (the reference is float64)")  # fmt: skip
+    p.add_argument("--schemes", default=SCHEMES_DEFAULT,
+                   help=f"comma-separated schemes (default {SCHEMES_DEFAULT})")  # fmt: skip
+    p.add_argument("--per-decade", type=int, default=2, help="steps per decade (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the model's setup")
+    p.add_argument("--json", action="store_true", help="print the records as a JSON list")
+    p.set_defaults(run=run)
+
+
+def _sweep(args: argparse.Namespace, ref: Reference) -> tuple[list[StepRecord], list[str]]:
+    model = _as_model(args.model)
+    schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
+    records: list[StepRecord] = []
+    notes: list[str] = []
+    for scheme in schemes:
+        steps = default_steps(scheme, args.precision, args.per_decade)
+        try:
+            records += step_sweep(model, args.n, (scheme,), steps, args.precision, args.seed,
+                                  ref=ref)  # fmt: skip
+        except ModelError as exc:
+            if scheme != "complex-step":
+                raise
+            line = f" (line {exc.lineno})" if exc.lineno else ""
+            notes.append(f"complex-step refused{line}: {exc.reason}")
+    return records, notes
+
+
+def _json_ready(value: Any) -> Any:
+    """Strict JSON has no inf or nan: a non-finite error becomes null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _e(x: float | None, width: int = 10) -> str:
+    if x is None:
+        return f"{'-':>{width}}"
+    return f"{x:>{width}.1e}" if math.isfinite(x) else f"{'inf':>{width}}"
+
+
+def sweep_table(records: Sequence[StepRecord]) -> str:
+    """Rows h (largest first), a column of errors per scheme, '*' at each default step;
+    Richardson's own estimate in a column beside its error."""
+    schemes = list(dict.fromkeys(r.scheme for r in records))
+    cells: dict[tuple[float, str], StepRecord] = {(r.h, r.scheme): r for r in records}
+    columns: list[tuple[str, str]] = []
+    for s in schemes:
+        columns.append((s, "error"))
+        if s == "richardson":
+            columns.append((s, "estimate"))
+    head = "".join(f"{('(estimate)' if k == 'estimate' else s):>14}" for s, k in columns)
+    lines = [f"{'h':>9}{head}"]
+    for h in sorted({r.h for r in records}, reverse=True):
+        row = f"{h:>9.1e}"
+        for s, k in columns:
+            r = cells.get((h, s))
+            if r is None:
+                row += " " * 14
+            elif k == "estimate":
+                row += _e(r.error_estimate, 13) + " "
+            else:
+                row += _e(r.error, 13) + ("*" if r.is_default else " ")
+        lines.append(row.rstrip())
+    return "\n".join(lines)
+
+
+def summary_table(summaries: Sequence[SchemeSummary]) -> str:
+    """Theory beside measurement, one line per scheme."""
+    head = ("scheme", "theory h*", "its error", "default h", "error there", "best h", "best error")
+    lines = [f"{head[0]:<14}" + "".join(f"{c:>13}" for c in head[1:])]
+    for s in summaries:
+        below = f"any < {math.sqrt(s.expected_error):.0e}"  # complex step: any h below ~sqrt(eps)
+        opt = _e(s.optimal_h, 13) if s.optimal_h is not None else f"{below:>13}"
+        lines.append(
+            f"{s.scheme:<14}{opt}{_e(s.expected_error, 13)}{_e(s.default_h, 13)}"
+            f"{_e(s.default_error, 13)}{_e(s.best_h, 13)}{_e(s.best_error, 13)}"
+        )
+    return "\n".join(lines)
+
+
+def precision_lines(rows: Sequence[PrecisionRow]) -> str:
+    """float32 beside float64 for every mode at its default step."""
+    lines = [f"{'mode':<22}{'float32':>10}{'float64':>10}{'decades lost':>14}{'theory':>8}"]
+    for r in rows:
+        if r.skipped:
+            lines.append(f"{r.label:<22}  skipped: {r.skipped.splitlines()[0]}")
+            continue
+        d = r.decades
+        lines.append(
+            f"{r.label:<22}{_e(r.error_float32)}{_e(r.error_float64)}"
+            f"{(f'{d:.1f}' if d is not None else '-'):>14}{r.expected_decades:>8.1f}"
+        )
+    return "\n".join(lines)
+
+
+def _reference_line(ref: Reference) -> str:
+    if ref.trusted:
+        return (f"reference: float64 reverse mode; forward mode agrees to {ref.mismatch:.1e} "
+                "(normwise): trusted")  # fmt: skip
+    if ref.trusted is None:
+        return f"reference: float64 reverse mode, UNCHECKED: {ref.note}"
+    return f"reference: float64 reverse mode, UNTRUSTED: {ref.note}"
+
+
+def run(args: argparse.Namespace) -> int:
+    model = _as_model(args.model)
+    args.model = model
+    point = model.setup(args.n, args.seed)
+    ref = reference(model, *point)
+    records, notes = _sweep(args, ref)
+    if args.json:
+        print(json.dumps([{k: _json_ready(v) for k, v in r.to_dict().items()} for r in records]))
+        return 0
+    print(f"{model.name}, n={args.n}, {args.precision}: max componentwise relative error "
+          "against the reference, at each step h")  # fmt: skip
+    print(_reference_line(ref))
+    print("h is relative (h * max(|x_i|, 1)) for differences, absolute for complex step")
+    print()
+    print(sweep_table(records))
+    print("* adlab's default step for that scheme (for differences, also the theoretical")
+    print("  optimum eps**(1/2, 1/3, 1/5)); (estimate): Richardson's own error estimate;")
+    print("  inf: the step vanished (x + h == x)")
+    for note in notes:
+        print(note)
+    print()
+    print(summary_table(sweep_summary(records)))
+    print()
+    print("every mode at its default step, float32 beside float64:")
+    print(precision_lines(precision_table(model, args.n, seed=args.seed, ref=ref)))
+    return 0
