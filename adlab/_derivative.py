@@ -22,6 +22,7 @@ from . import _memory
 from ._model import Model, _normalize_wrt
 from ._precision import dtype_of, precision_scope, restore_x64, swap_x64
 from ._types import ModelError
+from ._userline import _TRACER_ERRORS
 from .modes import Spec, get_rule
 
 
@@ -71,6 +72,7 @@ class Prepared:
         self._x64 = options["precision"] == "float64"
         self._jax = options["backend"] == "jax"
         self._where = options["where"]
+        self._eager_cures = options["eager_cures"]
         self.mode = options["mode"]
         self.scheme = options["scheme"]
         self.precision = options["precision"]
@@ -90,7 +92,7 @@ class Prepared:
         try:
             return self._fn(*args)
         except Exception as exc:
-            err = self._model.translate(exc, self._where, jit=self.jit)
+            err = self._model.translate(exc, self._where, jit=self._eager_cures)
             if err is None:
                 raise
             raise err from exc
@@ -177,12 +179,49 @@ def _check_out(model: Model, out: Any, where: str) -> tuple[int, ...]:
     if shape is None and isinstance(out, (float, int)) and not isinstance(out, bool):
         return ()
     if shape is None or dtype is None:
-        raise model.return_error(type(out).__name__, where)
+        name = out.type_name if isinstance(out, _NotAnArray) else type(out).__name__
+        raise model.return_error(name, where)
     if len(shape) > 1:
         raise model.return_error(f"an array of shape {tuple(shape)}", where)
     if not np.issubdtype(np.dtype(dtype), np.floating):
         raise model.return_error(f"dtype {np.dtype(dtype)}", where)
     return tuple(int(s) for s in shape)
+
+
+class _NotAnArray:
+    """What ``_eval_shape`` reports for a return value JAX cannot hold (e.g. a str)."""
+
+    def __init__(self, value: Any) -> None:
+        self.type_name = type(value).__name__
+
+
+def _eval_shape(f: Callable, args: tuple) -> Any:
+    """``jax.eval_shape(f, *args)``; a return value that is not an array or a
+    pytree of them comes back as ``_NotAnArray``, so it gets the model's error."""
+    bad: list[_NotAnArray] = []
+
+    def probe(*a):
+        out = f(*a)
+        leaves = jax.tree_util.tree_leaves(out)
+        if not leaves or not all(hasattr(v, "dtype") or isinstance(v, (int, float))
+                                 for v in leaves):  # fmt: skip
+            bad.append(_NotAnArray(out))
+            return None
+        return out
+
+    out = jax.eval_shape(probe, *args)
+    return bad[0] if bad else out
+
+
+def _trace(fn: Callable, args: tuple, eager: bool) -> Any:
+    """``jax.jit(fn).trace(*args)``; None when running eagerly and ``fn`` holds
+    Python control flow on traced values (it can run, but not be traced)."""
+    try:
+        return jax.jit(fn).trace(*args)
+    except _TRACER_ERRORS:
+        if eager:
+            return None
+        raise
 
 
 def _guarded(model: Model, where: str, jit: bool, call: Callable[[], Any]) -> Any:
@@ -240,13 +279,17 @@ def prepare(
     size = sum(int(np.size(all_args[i])) for i in indices)
     where = f"f, mode {mode!r}, n={size}"
     f = model.function(backend)
+    # Which hint a tracer error gets: jit=False cures Python control flow for
+    # forward/reverse (their primal runs on concrete values), never for modes
+    # that batch f's evaluations with vmap.
+    eager_cures = jit and mode in ("forward", "reverse", "primal")
     options = dict(mode=mode, scheme=scheme, precision=precision, backend=backend,
-                   jit=jit, wrt=wrt, where=where)  # fmt: skip
+                   jit=jit, wrt=wrt, where=where, eager_cures=eager_cures)  # fmt: skip
 
     with precision_scope(precision):
-        if backend == "jax":
-            out = _guarded(model, where, jit, lambda: jax.eval_shape(f, *all_args))
-        else:
+        if backend == "jax" and jit:
+            out = _guarded(model, where, eager_cures, lambda: _eval_shape(f, all_args))
+        else:  # eagerly: f may hold Python control flow that cannot be traced
             out = _guarded(model, where, False, lambda: f(*all_args))
         out_shape = _check_out(model, out, where)
         if mode != "primal":
@@ -259,13 +302,21 @@ def prepare(
             dtype=dtype, backend=backend, f_jax=model.function("jax") if model.source or
             backend == "jax" else None, files=model._files,
         )  # fmt: skip
-        built = _guarded(model, where, jit, lambda: rule.build(spec))
+        built = _guarded(model, where, eager_cures, lambda: rule.build(spec))
         compiled, compile_s, fn = None, 0.0, built.fn
         if backend == "jax":
             start = time.perf_counter()
-            traced = _guarded(model, where, jit, lambda: jax.jit(built.fn).trace(*all_args))
-            biggest, aval = _memory.largest_array(traced.jaxpr.jaxpr)
-            _memory.check(biggest, f"an intermediate array {aval.str_short() if aval else ''}")
+            traced = _guarded(
+                model, where, eager_cures, lambda: _trace(built.fn, all_args, eager=not jit)
+            )
+            if traced is None:
+                # No program to read sizes from: take the batch of f_evals
+                # perturbed copies of x (tangents, for forward mode) instead.
+                batch = built.f_evals * size * np.dtype(dtype).itemsize
+                _memory.check(batch, f"a batch of {built.f_evals} copies of x (n={size})")
+            else:
+                biggest, aval = _memory.largest_array(traced.jaxpr.jaxpr)
+                _memory.check(biggest, f"an intermediate array {aval.str_short() if aval else ''}")
             if jit:
                 compiled = traced.lower().compile()
                 compile_s = time.perf_counter() - start
