@@ -23,3 +23,14 @@ def equations(jaxpr: Any) -> Iterator[Any]:
         for param in eqn.params.values():
             for sub in _sub_jaxprs(param):
                 yield from equations(sub)
+
+
+def equations_within(jaxpr: Any, outer: tuple = ()) -> Iterator[tuple[Any, tuple]]:
+    """Like ``equations``, with each equation's enclosing equations (outermost
+    first): a library function jitted inside f (``jnp.linalg.norm``) is one
+    outer equation whose body holds the primitives."""
+    for eqn in jaxpr.eqns:
+        yield eqn, outer
+        for param in eqn.params.values():
+            for sub in _sub_jaxprs(param):
+                yield from equations_within(sub, (*outer, eqn))

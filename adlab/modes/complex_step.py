@@ -21,7 +21,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
-from .._jaxpr import equations
+from .._jaxpr import equations_within
 from .._precision import COMPLEX
 from .._types import ModelError
 from .._userline import source_line
@@ -58,7 +58,7 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
     probe = list(args)
     probe[i] = jax.ShapeDtypeStruct(x.shape, COMPLEX[np.dtype(dtype).name])
     jaxpr = jax.make_jaxpr(f_jax)(*probe).jaxpr
-    for eqn in equations(jaxpr):
+    for eqn, outer in equations_within(jaxpr):
         if eqn.primitive.name not in NON_ANALYTIC:
             continue
         if any(
@@ -66,7 +66,12 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
             for v in eqn.invars
             if hasattr(v, "aval")
         ):
-            return eqn.primitive.name, _user_line(eqn, files)
+            # inside a jitted library call the user's line is on the call
+            for e in (eqn, *reversed(outer)):
+                where = _user_line(e, files)
+                if where:
+                    return eqn.primitive.name, where
+            return eqn.primitive.name, None
     return None
 
 
