@@ -1,0 +1,83 @@
+"""``adlab accuracy``: the step sweep as a table, or exactly a JSON list of records."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from adlab._types import StepRecord
+from adlab.cli import main
+
+
+def test_json_is_exactly_a_list_of_step_records():
+    out = subprocess.run(
+        [sys.executable, "-m", "adlab", "accuracy", "--model", "normal_logpdf", "--n", "10",
+         "--json"],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    records = json.loads(out.stdout)  # strict JSON: non-finite errors are null
+    assert isinstance(records, list) and records
+    fields = set(StepRecord.__dataclass_fields__)
+    assert all(set(r) == fields for r in records)
+    schemes = [r["scheme"] for r in records]
+    assert list(dict.fromkeys(schemes)) == ["forward", "central", "richardson", "complex-step"]
+    for scheme in ("forward", "central", "richardson", "complex-step"):
+        assert sum(r["is_default"] for r in records if r["scheme"] == scheme) == 1
+    cs = [r for r in records if r["scheme"] == "complex-step"]
+    assert min(r["h"] for r in cs) == pytest.approx(1e-300)
+    assert all(r["error"] is None or math.isfinite(r["error"]) for r in records)
+    assert all(r["reference_trusted"] is True for r in records)
+
+
+def test_table_marks_defaults_and_sets_theory_beside_measurement(capsys):
+    assert main(["accuracy", "--model", "rosenbrock", "--n", "5", "--per-decade", "1"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    head = next(line for line in lines if line.split()[:2] == ["h", "forward"])
+    assert head.split() == ["h", "forward", "central", "richardson", "(estimate)", "complex-step"]
+    start = lines.index(head)
+    rows = lines[start + 1 : lines.index("", start)]
+    rows = [row for row in rows if not row.startswith(("*", " "*2 + "optimum", "  inf"))]
+    marked = [tok for row in rows for tok in row.split()[1:] if tok.endswith("*")]
+    assert len(marked) == 4  # one default per scheme
+    assert "trusted" in text and "UNTRUSTED" not in text
+    assert "theory h*" in text and "best error" in text
+    assert "float32 beside float64" in text and "numeric[central]" in text
+    assert " 1.0e-300" in text
+
+
+def test_float32_table(capsys):
+    assert main(["accuracy", "--model", "normal_logpdf", "--n", "4", "--precision", "float32",
+                 "--schemes", "forward,complex-step", "--per-decade", "1"]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert "float32" in text.splitlines()[0]
+    assert "inf" in text  # steps below float32's eps vanish, and the table says so
+
+
+def test_untrusted_reference_is_shown(capsys):
+    assert main(["accuracy", "--model", "gaussian_residual", "--n", "3", "--schemes",
+                 "central", "--per-decade", "1"]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert "UNTRUSTED" in text and "differ by" in text
+
+
+def test_non_analytic_model_file_gets_the_other_schemes(tmp_path, capsys):
+    path = tmp_path / "abs_model.py"
+    path.write_text(
+        "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n"
+        "def f(x):\n    return np.sum(np.abs(x) ** 3)\n"
+    )
+    assert main(["accuracy", "--model", str(path), "--n", "3", "--schemes",
+                 "central,complex-step", "--per-decade", "1"]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert "complex-step refused (line 5)" in text
+    assert "central" in text
+
+
+def test_bad_options_are_errors_not_tracebacks(capsys):
+    assert main(["accuracy", "--model", "rosenbrock", "--schemes", "backward"]) == 2
+    assert "scheme" in capsys.readouterr().err
