@@ -297,10 +297,14 @@ def prepare(
             for i in indices:
                 dense = math.prod(out_shape) * np.size(all_args[i]) * itemsize
                 _memory.check(dense, f"the derivative ({out_shape} x {np.shape(all_args[i])})")
+        # A JAX twin to analyse f with: source models and JAX runs have one; a
+        # wrapped NumPy callable has one only if the user gave both versions.
+        f_jax = model.function("jax")
+        has_twin = model.source is not None or backend == "jax" or f_jax is not f
         spec = Spec(
             f=f, args=all_args, wrt=wrt, out_shape=out_shape, scheme=scheme, step=step,
-            dtype=dtype, backend=backend, f_jax=model.function("jax") if model.source or
-            backend == "jax" else None, files=model._files,
+            dtype=dtype, backend=backend, f_jax=f_jax if has_twin else None,
+            files=model._files,
         )  # fmt: skip
         built = _guarded(model, where, eager_cures, lambda: rule.build(spec))
         compiled, compile_s, fn = None, 0.0, built.fn
