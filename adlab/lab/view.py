@@ -1,0 +1,355 @@
+"""The Lab's skin: ipywidgets linked to a ``LabState``, and the Bokeh plots.
+
+Nothing here decides anything: each widget is linked (``traitlets.link`` /
+``dlink``) to a trait of the state, buttons call the state's methods, and the
+plots follow the state's ``results`` and ``steps``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+import traitlets
+from bokeh.core.json_encoder import serialize_json
+from jupyter_bokeh import BokehModel
+
+from .._model import Model
+from ..plots import LabPlots
+from ._bokehjs import publish_bokehjs
+from .state import MODE_CHOICES, LabState
+
+_MODE_TEXT = {
+    "forward": "forward",
+    "reverse": "reverse",
+    "numeric": "numeric",
+    "complex-step": "complex step",
+    "numpy": "NumPy baseline",
+}
+_MODE_TIPS = {
+    "forward": "forward-mode AD (jax.jacfwd): one pass per input",
+    "reverse": "reverse-mode AD (jax.grad / jacrev): one pass per output",
+    "numeric": "finite differences in JAX, with the scheme on the right",
+    "complex-step": "complex step (Squire & Trapp 1998): no cancellation error",
+    "numpy": "finite differences in plain NumPy, with the same scheme: the framework-free baseline",
+}
+_STYLE = """<style>
+.adlab-editor textarea { font-family: var(--jp-code-font-family, monospace);
+  font-size: var(--jp-code-font-size, 13px); line-height: 1.35; }
+.adlab-error pre { color: #b00020; background: #fff0f0; margin: 0; padding: 4px 6px;
+  white-space: pre-wrap; }
+</style>"""
+
+
+def _kernel_post() -> Callable[[Callable[[], None]], None] | None:
+    """The kernel's IO loop ``add_callback`` (thread-safe), or None outside a kernel."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return None
+    kernel = getattr(get_ipython(), "kernel", None)
+    loop = getattr(kernel, "io_loop", None)
+    return loop.add_callback if loop is not None else None
+
+
+class LivePlot(BokehModel):
+    """A ``BokehModel`` whose state, when a frontend asks for it, is the current one.
+
+    ``BokehModel`` sends its document once and then only patches. A view
+    created later (the same Lab displayed again, or a browser tab reopened on
+    a running kernel) would start from the first snapshot, without the points
+    streamed since. Serialising the document afresh in ``get_state`` fixes that.
+    """
+
+    _stale = False
+
+    def _document_patched(self, event: Any) -> None:
+        self._stale = True
+        super()._document_patched(event)
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict:
+        state = super().get_state(key, drop_defaults)
+        if self._stale and "render_bundle" in state:  # a frontend asks: give it the document now
+            state["render_bundle"] = serialize_json(self._model_to_traits(self._model))
+        return state
+
+    def refresh(self) -> None:
+        """Send the whole document again (views re-render from it)."""
+        self._stale = False
+        self.render_bundle = self._model_to_traits(self._model)
+
+
+class Lab(w.VBox):
+    """adlab's interactive bench: edit a model, pick modes, press Run, watch the plots.
+
+    Args:
+        model: a catalog name (see ``adlab.catalog()``), model source, or a Model.
+        sizes: fixed sizes to sweep (those up to the slider's n); default:
+            log-spaced up to n.
+        modes: which of "forward", "reverse", "numeric", "complex-step",
+            "numpy" (the NumPy baseline) to measure; default all.
+        **options: ``n`` (the slider's start), ``steps`` (draw the step-size
+            curves, default True), ``edits`` (folder for saved edits), and
+            options of ``adlab.bench`` such as ``budget_s`` and ``repeats``.
+
+    The logic lives in ``lab.state`` (a ``LabState``); the attributes and
+    methods below delegate to it. The widgets are attributes too
+    (``lab.run_button``, ``lab.n_slider``, ...), and ``lab.plots`` holds the
+    Bokeh figures and their data sources.
+    """
+
+    def __init__(
+        self,
+        model: str | Model = "normal_logpdf",
+        sizes: Sequence[int] | None = None,
+        modes: Sequence[str] | None = None,
+        **options: Any,
+    ) -> None:
+        state = LabState(model, sizes, modes, post=_kernel_post(), **options)
+        self.state = state
+        self.plots = LabPlots(show_compile=state.show_compile)
+        self._shown_run = -1
+        self._shown_count = 0
+        self._shown_steps = 0
+        self._build_widgets()
+        super().__init__(children=self._layout(), layout=w.Layout(width="100%"))
+        self._link()
+        with state.lock:
+            self._sync_plots()
+
+    # -------------------------------------------------------------- build
+    def _build_widgets(self) -> None:
+        s = self.state
+        self.model_dropdown = w.Dropdown(
+            options=s.model_names, value=s.model_name, description="Model",
+            layout=w.Layout(width="300px"),
+        )  # fmt: skip
+        self.reset_button = w.Button(
+            description="Reset", icon="undo", tooltip="back to the original source",
+            layout=w.Layout(width="90px"),
+        )  # fmt: skip
+        self.editor = w.Textarea(
+            value=s.source, continuous_update=False,
+            layout=w.Layout(width="100%", height="300px"),
+        )  # fmt: skip
+        self.editor.add_class("adlab-editor")
+        self.error_box = w.HTML()
+        self.error_box.add_class("adlab-error")
+        self.n_slider = w.FloatLogSlider(
+            value=s.n, base=10, min=0, max=math.log10(s.n_max), step=0.01,
+            description="n", readout_format=".0f", continuous_update=True,
+            layout=w.Layout(width="100%"),
+        )  # fmt: skip
+        self.mode_checkboxes = {
+            m: w.Checkbox(value=m in s.modes, description=_MODE_TEXT[m], indent=False,
+                          tooltip=_MODE_TIPS[m], layout=w.Layout(width="auto"))  # fmt: skip
+            for m in MODE_CHOICES
+        }
+        self.scheme_dropdown = w.Dropdown(
+            options=list(type(s).scheme.values), value=s.scheme, description="scheme",
+            layout=w.Layout(width="220px"),
+        )  # fmt: skip
+        self.jit_toggle = w.ToggleButton(value=s.jit, description="jit", icon="bolt",
+                                         tooltip="compile with XLA (jax.jit)")  # fmt: skip
+        self.precision_toggle = w.ToggleButtons(
+            options=list(type(s).precision.values), value=s.precision,
+            style={"button_width": "72px"},
+        )  # fmt: skip
+        self.compile_toggle = w.Checkbox(value=s.show_compile, description="compile time",
+                                         indent=False)  # fmt: skip
+        self.run_button = w.Button(description="Run", button_style="primary", icon="play")
+        self.stop_button = w.Button(description="Stop", button_style="danger", icon="stop")
+        self.export_button = w.Button(description="Export", icon="download",
+                                      tooltip="write the records as CSV and JSON")  # fmt: skip
+        self.progress_bar = w.FloatProgress(value=0.0, min=0.0, max=1.0,
+                                            layout=w.Layout(width="100%"))  # fmt: skip
+        self.status_label = w.HTML(layout=w.Layout(width="100%"))
+        self.plot_widget = LivePlot(self.plots.layout)
+        # stable hooks for the browser test (tests/browser), beside adlab-editor/-error
+        self.n_slider.add_class("adlab-n")
+        self.run_button.add_class("adlab-run")
+        self.status_label.add_class("adlab-status")
+        self.plot_widget.add_class("adlab-plots")
+
+    def _layout(self) -> list[w.Widget]:
+        modes = w.HBox(list(self.mode_checkboxes.values()), layout=w.Layout(flex_flow="row wrap"))
+        controls = w.VBox(
+            [
+                w.HBox([self.model_dropdown, self.reset_button]),
+                self.n_slider,
+                w.HTML("<b>Modes</b>"),
+                modes,
+                self.scheme_dropdown,
+                w.HBox([self.jit_toggle, self.precision_toggle]),
+                self.compile_toggle,
+                w.HBox([self.run_button, self.stop_button, self.export_button]),
+                self.progress_bar,
+                self.status_label,
+            ],
+            layout=w.Layout(width="40%", min_width="360px", padding="0 0 0 10px"),
+        )
+        editor = w.VBox([self.editor, self.error_box], layout=w.Layout(width="60%"))
+        return [w.HTML(_STYLE), w.HBox([editor, controls]), self.plot_widget]
+
+    # --------------------------------------------------------------- link
+    def _link(self) -> None:
+        s = self.state
+        traitlets.dlink((s, "model_names"), (self.model_dropdown, "options"))
+        traitlets.link((self.model_dropdown, "value"), (s, "model_name"))
+        traitlets.link((self.editor, "value"), (s, "source"))
+        traitlets.dlink((s, "error_text"), (self.error_box, "value"), _error_html)
+        traitlets.link((self.n_slider, "value"), (s, "n"), transform=(round, float))
+        traitlets.link((self.scheme_dropdown, "value"), (s, "scheme"))
+        traitlets.link((self.jit_toggle, "value"), (s, "jit"))
+        traitlets.link((self.precision_toggle, "value"), (s, "precision"))
+        traitlets.link((self.compile_toggle, "value"), (s, "show_compile"))
+        traitlets.dlink((s, "progress"), (self.progress_bar, "value"))
+        traitlets.dlink((s, "status"), (self.status_label, "value"), html.escape)
+        traitlets.dlink((s, "running"), (self.stop_button, "disabled"), lambda r: not r)
+        for box in self.mode_checkboxes.values():
+            box.observe(self._checkbox_changed, "value")
+        s.observe(self._modes_changed, "modes")
+        self.run_button.on_click(lambda _: s.run())
+        self.stop_button.on_click(lambda _: s.stop())
+        self.reset_button.on_click(lambda _: s.reset_source())
+        self.export_button.on_click(self._export_clicked)
+        s.observe(self._results_changed, ["run_id", "results", "steps", "steps_n"])
+        s.observe(self._compile_shown, "show_compile")
+
+    def _checkbox_changed(self, _change: dict) -> None:
+        self.state.modes = [m for m, box in self.mode_checkboxes.items() if box.value]
+
+    def _modes_changed(self, change: dict) -> None:
+        for m, box in self.mode_checkboxes.items():
+            box.value = m in change["new"]
+
+    def _export_clicked(self, _button: w.Button) -> None:
+        try:
+            csv_path, json_path = self.state.export()
+        except OSError as exc:
+            self.state.status = f"Export failed: {exc}"
+            return
+        here = Path.cwd()
+        a, b = (p.relative_to(here) if p.is_relative_to(here) else p for p in (csv_path, json_path))
+        self.state.status = f"Exported {len(self.state.results)} records to {a} and {b}."
+
+    # -------------------------------------------------------------- plots
+    def _results_changed(self, _change: dict) -> None:
+        with self.state.lock:
+            self._sync_plots()
+
+    def _sync_plots(self) -> None:
+        """Bring the plots up to the state: clear on a new run, else stream what is new."""
+        s = self.state
+        if s.run_id != self._shown_run:
+            self.plots.clear_records()
+            self.plots.clear_steps(s.steps_n or None, s.precision if s.steps_n else None)
+            self._shown_run, self._shown_count, self._shown_steps = s.run_id, 0, 0
+        if len(s.results) > self._shown_count:
+            self.plots.add_records(s.results[self._shown_count :])
+            self._shown_count = len(s.results)
+        if len(s.steps) > self._shown_steps:
+            self.plots.add_steps(s.steps[self._shown_steps :])
+            self._shown_steps = len(s.steps)
+
+    def _compile_shown(self, change: dict) -> None:
+        with self.state.lock:
+            self.plots.set_show_compile(change["new"])
+
+    # ------------------------------------------------------------ display
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
+        publish_bokehjs()  # before the widget's output: its views need window.Bokeh
+        return super()._repr_mimebundle_(**kwargs)
+
+    # ------------------------------------------------------ programmatic
+    def run(self, wait: bool = False, timeout: float | None = None) -> None:
+        """Start a sweep (as the Run button does); ``wait=True`` blocks until it ends."""
+        self.state.run(wait=wait, timeout=timeout)
+
+    def stop(self) -> None:
+        """Stop the sweep before its next measurement."""
+        self.state.stop()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the current sweep ends; True if it did within ``timeout``."""
+        return self.state.wait(timeout)
+
+    def set_source(self, text: str) -> None:
+        """Replace the model source (as typing in the editor does)."""
+        self.state.set_source(text)
+
+    def reset_source(self) -> None:
+        """Back to the original source; the saved edit is forgotten."""
+        self.state.reset_source()
+
+    def export(self, stem: str | Path | None = None) -> tuple[Path, Path]:
+        """Write the records to CSV and JSON; returns the two paths."""
+        return self.state.export(stem)
+
+    @property
+    def source(self) -> str:
+        """The editor's text."""
+        return self.state.source
+
+    @property
+    def results(self) -> list:
+        """The records of the current run (``adlab.Record``), in the order measured."""
+        return list(self.state.results)
+
+    @property
+    def steps(self) -> list:
+        """The step-size points (``adlab.StepRecord``) of the current run."""
+        return list(self.state.steps)
+
+    @property
+    def error(self) -> Exception | None:
+        """Why the current source does not run (a ``ModelError`` naming its line), or None."""
+        return self.state.error
+
+    @property
+    def model(self) -> Model | None:
+        """The model that runs: the last source that compiled."""
+        return self.state.model
+
+    @property
+    def status(self) -> str:
+        return self.state.status
+
+    @property
+    def running(self) -> bool:
+        return self.state.running
+
+    @property
+    def crossovers(self) -> list:
+        """Where one series overtakes another in the current run."""
+        return list(self.state.crossovers)
+
+
+def _error_html(text: str) -> str:
+    return f"<pre>{html.escape(text)}</pre>" if text else ""
+
+
+def _delegate(name: str, doc: str) -> property:
+    def get(self: Lab) -> Any:
+        return getattr(self.state, name)
+
+    def set_(self: Lab, value: Any) -> None:
+        setattr(self.state, name, value)
+
+    return property(get, set_, doc=doc)
+
+
+for _name, _doc in {
+    "n": "The largest size of the sweep, and the n of the step-size curves.",
+    "modes": "The modes to measure: any of forward, reverse, numeric, complex-step, numpy.",
+    "scheme": "The finite-difference scheme of numeric and the NumPy baseline.",
+    "jit": "Compile with XLA (True) or run eagerly (False).",
+    "precision": '"float64" or "float32".',
+    "show_compile": "Whether the time plot shows compile times.",
+    "model_name": "The model being edited (the dropdown).",
+}.items():
+    setattr(Lab, _name, _delegate(_name, _doc))

@@ -1,0 +1,84 @@
+"""Edits are saved beside the notebook (``.adlab/``) and come back in a new Lab."""
+
+from __future__ import annotations
+
+import pytest
+from _lab_helpers import FAST
+
+import adlab
+from adlab.catalog import source_of
+
+
+@pytest.fixture(autouse=True)
+def _tmp_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def test_an_edit_survives_a_new_lab_and_reset_forgets_it(tmp_path):
+    original = source_of("normal_logpdf")
+    edited = original.replace("rng.normal(2.0, 1.0, n)", "rng.normal(3.0, 1.0, n)")
+    assert edited != original
+
+    lab = adlab.Lab(**FAST)
+    assert lab.source == original and lab.editor.value == original
+    lab.editor.value = edited
+    saved = tmp_path / ".adlab" / "normal_logpdf.py"
+    assert saved.read_text() == edited
+    assert lab.error is None
+
+    again = adlab.Lab(**FAST)  # e.g. after a kernel restart
+    assert again.source == edited and again.editor.value == edited
+    assert "Restored" in again.status_label.value
+
+    again.reset_button.click()
+    assert again.source == original and again.editor.value == original
+    assert not saved.exists()
+    assert adlab.Lab(**FAST).source == original
+
+
+def test_a_broken_edit_is_saved_too_and_the_original_runs_meanwhile(tmp_path):
+    broken = source_of("rosenbrock") + "\ndef oops(:\n"
+    lab = adlab.Lab("rosenbrock", **FAST)
+    lab.set_source(broken)
+    assert lab.error is not None and lab.error.lineno == broken.count("\n")
+    assert (tmp_path / ".adlab" / "rosenbrock.py").read_text() == broken
+
+    again = adlab.Lab("rosenbrock", **FAST)
+    assert again.source == broken
+    assert again.error is not None and again.model is not None  # the original runs
+    assert "original model runs" in again.status
+
+
+def test_the_dropdown_loads_any_catalog_model():
+    lab = adlab.Lab(**FAST)
+    assert set(adlab.catalog()) <= set(lab.model_dropdown.options)
+    for name in adlab.catalog():
+        lab.model_dropdown.value = name
+        assert lab.source == source_of(name) == lab.editor.value
+        assert lab.model.name == name and lab.error is None
+
+
+def test_own_source_is_edited_and_saved_under_its_own_name(tmp_path):
+    text = "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\ndef f(x):\n    return np.sum(x**3)\n"
+    lab = adlab.Lab(text, **FAST)
+    assert lab.model is not None and lab.error is None
+    lab.set_source(text.replace("x**3", "x**4"))
+    saved = list((tmp_path / ".adlab").glob("custom-*.py"))
+    assert len(saved) == 1 and "x**4" in saved[0].read_text()
+    assert "x**4" in adlab.Lab(text, **FAST).source  # the same cell, run again
+
+
+def test_export_writes_csv_and_json(tmp_path):
+    import json
+
+    lab = adlab.Lab(n=3, modes=["reverse"], steps=False, **FAST)
+    lab.run(wait=True)
+    lab.export_button.click()
+    assert "Exported" in lab.status
+    csvs = list((tmp_path / ".adlab").glob("normal_logpdf-*.csv"))
+    jsons = list((tmp_path / ".adlab").glob("normal_logpdf-*.json"))
+    assert len(csvs) == len(jsons) == 1
+    rows = csvs[0].read_text().splitlines()
+    assert len(rows) == 1 + len(lab.results)
+    data = json.loads(jsons[0].read_text())
+    assert [r["label"] for r in data["records"]] == [r.label for r in lab.results]

@@ -1,0 +1,70 @@
+"""Rapid, random widget events during a running sweep: nothing raises, and the
+final plots match the final settings (never an outdated run's points)."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import pytest
+from _lab_helpers import FAST, measured, series_points
+
+import adlab
+from adlab.lab.state import variant
+
+
+@pytest.fixture(autouse=True)
+def _tmp_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def _event(lab, rnd: random.Random) -> None:
+    kind = rnd.choice(["slider", "checkbox", "scheme", "jit", "precision", "compile", "run", "stop"])
+    if kind == "slider":
+        lab.n_slider.value = 10 ** rnd.uniform(0, math.log10(20))
+    elif kind == "checkbox":
+        box = lab.mode_checkboxes[rnd.choice(list(lab.mode_checkboxes))]
+        box.value = not box.value
+    elif kind == "scheme":
+        lab.scheme_dropdown.value = rnd.choice(lab.scheme_dropdown.options)
+    elif kind == "jit":
+        lab.jit_toggle.value = not lab.jit_toggle.value
+    elif kind == "precision":
+        lab.precision_toggle.value = rnd.choice(lab.precision_toggle.options)
+    elif kind == "compile":
+        lab.compile_toggle.value = not lab.compile_toggle.value
+    elif kind == "run":
+        lab.run_button.click()
+    else:
+        lab.stop_button.click()
+
+
+def test_100_random_events_during_a_sweep():
+    lab = adlab.Lab(n=10, modes=["forward", "reverse"], steps=False, **FAST)
+    lab.run_button.click()
+    start = time.monotonic()
+    while not lab.results and time.monotonic() - start < 60:
+        time.sleep(0.01)
+    rnd = random.Random(20261122)
+    for _ in range(100):
+        _event(lab, rnd)
+        time.sleep(rnd.choice([0.0, 0.0, 0.001, 0.01, 0.05]))
+
+    if not lab.modes:
+        lab.mode_checkboxes["reverse"].value = True
+    lab.run_button.click()  # the final run, with the final settings
+    assert lab.wait(timeout=180)
+    assert not lab.state.bugs
+
+    n = lab.n
+    assert n == round(lab.n_slider.value) and 1 <= n <= 20
+    want = {variant(m, lab.scheme) for m in lab.modes}
+    assert set(measured(lab)) == want == set(lab.plots.series)
+    assert series_points(lab) == measured(lab)
+    drawn = lab.plots.records.data
+    assert list(drawn["label"]) == [r.label for r in lab.results]
+    assert max(drawn["n"]) == n
+    assert set(drawn["precision"]) == {lab.precision_toggle.value}
+    assert all(r.jit == (lab.jit_toggle.value and r.backend == "jax") for r in lab.results)
+    assert lab.status.startswith("Done")
