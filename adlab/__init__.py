@@ -3,11 +3,9 @@
 The public surface is re-exported here; implementation modules are private.
 """
 
-from ._accuracy import PrecisionRow as PrecisionRow
 from ._accuracy import RichardsonPoint as RichardsonPoint
 from ._accuracy import SchemeSummary as SchemeSummary
 from ._accuracy import optimal_step as optimal_step
-from ._accuracy import precision_table as precision_table
 from ._accuracy import richardson_check as richardson_check
 from ._accuracy import step_sweep as step_sweep
 from ._accuracy import sweep_summary as sweep_summary
@@ -18,6 +16,8 @@ from ._derivative import derivative as derivative
 from ._derivative import prepare as prepare
 from ._memory import SizeError as SizeError
 from ._model import Model as Model
+from ._precision_table import PrecisionRow as PrecisionRow
+from ._precision_table import precision_table as precision_table
 from ._reference import Reference as Reference
 from ._reference import max_relative_error as max_relative_error
 from ._reference import normwise_relative_error as normwise_relative_error

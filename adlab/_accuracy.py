@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._derivative import _cast_args, derivative, prepare
+from ._derivative import _cast_args, prepare
 from ._model import Model
 from ._precision import dtype_of, precision_scope
 from ._reference import (
@@ -41,7 +41,8 @@ from ._reference import (
     normwise_relative_error,
     reference,
 )
-from ._types import ModelError, StepRecord
+from ._types import StepRecord
+from .catalog import catalog, load_model
 from .modes import Spec, complex_step, get_rule
 from .modes.numeric import STEP_POWER
 
@@ -114,7 +115,9 @@ def default_steps(
 def _as_model(model: Model | str) -> Model:
     if isinstance(model, Model):
         return model
-    from .measure._sweep import resolve_model  # one home for names, paths and sources
+    if isinstance(model, str) and model in catalog():
+        return load_model(model)
+    from .measure._sweep import resolve_model  # the one home for paths and source text
 
     return resolve_model(model)
 
@@ -281,96 +284,6 @@ def sweep_summary(records: Iterable[StepRecord]) -> list[SchemeSummary]:
             optimal_step(scheme, precision), expected_error(scheme, precision),
         ))  # fmt: skip
     return out
-
-
-# ---------------------------------------------------------------- precision
-
-#: the modes ``precision_table`` compares, as labels (Record.label's spelling)
-PRECISION_MODES: tuple[str, ...] = (
-    "forward", "reverse", "numeric[forward]", "numeric[central]", "numeric[richardson]",
-    "complex-step",
-)  # fmt: skip
-
-
-def _parse_label(label: str) -> tuple[str, str | None]:
-    if label.startswith("numeric"):
-        scheme = label[len("numeric") :].strip("[]") or "central"
-        return "numeric", scheme
-    return label, None
-
-
-@dataclass(frozen=True)
-class PrecisionRow:
-    """One mode at its default step in float32 and float64, against the float64 reference.
-
-    Attributes:
-        label: e.g. "reverse", "numeric[central]".
-        error_float32, error_float64: max componentwise relative errors.
-        error_norm_float32, error_norm_float64: normwise relative errors.
-        expected_decades: how many decades worse float32 should be: (1 - power)
-            * log10(eps32 / eps64), i.e. 4.4 forward, 5.8 central, 7.0
-            Richardson, 8.7 for AD and complex step.
-        skipped: why the mode could not run (e.g. complex step on non-analytic f).
-    """
-
-    model: str
-    n: int
-    label: str
-    mode: str
-    scheme: str | None
-    error_float32: float | None
-    error_float64: float | None
-    error_norm_float32: float | None
-    error_norm_float64: float | None
-    expected_decades: float
-    skipped: str | None = None
-
-    @property
-    def decades(self) -> float | None:
-        """Measured decades lost in float32 (a float64 error below eps64 counts as eps64)."""
-        if self.error_float32 is None or self.error_float64 is None:
-            return None
-        return math.log10(max(self.error_float32, _eps("float64")) /
-                          max(self.error_float64, _eps("float64")))  # fmt: skip
-
-
-def precision_table(
-    model: Model | str,
-    n: int,
-    modes: Sequence[str] = PRECISION_MODES,
-    seed: int = 0,
-    wrt: int | tuple[int, ...] | None = None,
-    ref: Reference | None = None,
-) -> list[PrecisionRow]:
-    """Every mode at its default step, float32 beside float64.
-
-    Errors are against the float64 reference at the float64 point, so float32
-    errors include the rounding of the inputs to float32, as a float32
-    computation would.
-    """
-    model = _as_model(model)
-    args = model.setup(n, seed)
-    if ref is None:
-        ref = reference(model, *args, wrt=wrt)
-    decades = math.log10(_eps("float32") / _eps("float64"))
-    rows = []
-    for label in modes:
-        mode, scheme = _parse_label(label)
-        power = STEP_POWER.get(scheme, 0.0) if mode == "numeric" else 0.0
-        errors: dict[str, tuple[float, float]] = {}
-        skipped = None
-        try:
-            for precision in ("float32", "float64"):
-                value = derivative(model, *args, mode=mode, scheme=scheme or "central",
-                                   wrt=wrt, precision=precision)  # fmt: skip
-                errors[precision] = (max_relative_error(value, ref.value),
-                                     normwise_relative_error(value, ref.value))  # fmt: skip
-        except ModelError as exc:
-            skipped = exc.reason
-        e32, e64 = errors.get("float32", (None, None)), errors.get("float64", (None, None))
-        rows.append(PrecisionRow(model.name, n, label, mode, scheme, e32[0], e64[0], e32[1],
-                                 e64[1], (1.0 - power) * decades, skipped))  # fmt: skip
-    return rows
 
 
 # ---------------------------------------------------------------- Richardson

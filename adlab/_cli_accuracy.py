@@ -12,14 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._accuracy import (
-    PrecisionRow,
     SchemeSummary,
     _as_model,
     default_steps,
-    precision_table,
     step_sweep,
     sweep_summary,
 )
+from ._precision_table import PrecisionRow, precision_table
 from ._reference import Reference, reference
 from ._types import PRECISIONS, ModelError, StepRecord
 

@@ -39,25 +39,33 @@ def mpv(a):
 
 def mp_normal_logpdf(theta, data):
     y, s = mpv(data["y"]), mpmath.mpf(float(data["s"]))
-    return [sum(-(mpmath.log(2 * mpmath.pi) + ((yi - t) / s) ** 2) / 2 for yi, t in zip(y, theta))]
+    return sum(
+        -(mpmath.log(2 * mpmath.pi) + ((yi - t) / s) ** 2) / 2
+        for yi, t in zip(y, theta, strict=True)
+    )
 
 
 def mp_rosenbrock(x):
-    return [sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(len(x) - 1))]
+    return sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(len(x) - 1))
 
 
 def mp_wide_moments(x):
     w = [mpmath.exp(-(v**2) / 2) for v in x]
-    return [sum(w), sum(a * b for a, b in zip(w, x)), sum(a * b**2 for a, b in zip(w, x))]
+    return [
+        sum(w),
+        sum(a * b for a, b in zip(w, x, strict=True)),
+        sum(a * b**2 for a, b in zip(w, x, strict=True)),
+    ]
 
 
-def mp_g9_graphics(theta, data, bend=mpmath.mpf("0.1")):
+def mp_g9_graphics(theta, data):
+    bend = mpmath.mpf("0.1")
     lengths, (tx, ty) = mpv(data["lengths"]), mpv(data["target"])
     heading = [sum(theta[: i + 1]) for i in range(len(theta))]
-    tip_x = sum(L * mpmath.cos(h) for L, h in zip(lengths, heading))
-    tip_y = sum(L * mpmath.sin(h) for L, h in zip(lengths, heading))
+    tip_x = sum(L * mpmath.cos(h) for L, h in zip(lengths, heading, strict=True))
+    tip_y = sum(L * mpmath.sin(h) for L, h in zip(lengths, heading, strict=True))
     bending = sum((theta[i + 1] - theta[i]) ** 2 for i in range(len(theta) - 1))
-    return [(tip_x - tx) ** 2 + (tip_y - ty) ** 2 + bend * bending]
+    return (tip_x - tx) ** 2 + (tip_y - ty) ** 2 + bend * bending
 
 
 def mp_gaussian_residual(d, x):
@@ -65,8 +73,8 @@ def mp_gaussian_residual(d, x):
     n = len(d)
     t = [mpmath.mpf(-10) + 20 * mpmath.mpf(i) / (n - 1) for i in range(n)]
     g = [mpmath.exp(-mpmath.mpf("1.5") * (ti - x[0]) ** 2) for ti in t]
-    c = sum(a * b for a, b in zip(d, g)) / sum(b * b for b in g)
-    return [di - c * gi for di, gi in zip(d, g)]
+    c = sum(a * b for a, b in zip(d, g, strict=True)) / sum(b * b for b in g)
+    return [di - c * gi for di, gi in zip(d, g, strict=True)]
 
 
 def mp_mlp(n1, n2):
@@ -81,31 +89,29 @@ def mp_mlp(n1, n2):
             h2 = [mpmath.tanh(sum(h1[j] * w2[j * n2 + k] for j in range(n1)) + b2[k])
                   for k in range(n2)]  # fmt: skip
             loss += (sum(h2[k] * w3[k] for k in range(n2)) + b3) ** 2
-        return [loss]
+        return loss
 
     return f
 
 
 def mp_jacobian(f, args, wrt):
-    """d f_k / d x_j by mpmath.diff at 50 digits, as JAX lays it out (out + x shape)."""
+    """d f / d x by mpmath.diff, laid out as JAX does: x's shape for a scalar f (which
+    returns one number), (m,) + x's shape for a vector f (which returns a list)."""
     x = mpv(args[wrt])
     rest = list(args)
 
     def at(j, v):
-        xj = list(x)
-        xj[j] = v
-        rest[wrt] = xj
-        return f(*rest)
+        rest[wrt] = x[:j] + [v] + x[j + 1 :]
+        out = f(*rest)
+        return out if isinstance(out, list) else [out]
 
+    rest[wrt] = x
+    vector = isinstance(f(*rest), list)
     m = len(at(0, x[0]))
     jac = np.array([[float(mpmath.diff(lambda v, j=j, k=k: at(j, v)[k], x[j]))
                      for j in range(len(x))] for k in range(m)])  # fmt: skip
-    out = jac[0] if m == 1 and _scalar_output(f) else jac
-    return out.reshape(out.shape[:-1] + np.shape(args[wrt])) if np.ndim(args[wrt]) else out[..., 0]
-
-
-def _scalar_output(f):
-    return f is not mp_wide_moments and f is not mp_gaussian_residual
+    jac = jac.reshape((m, *np.shape(args[wrt])))
+    return jac if vector else jac[0]
 
 
 MLP = dict(N1=4, N2=3)

@@ -311,6 +311,7 @@ def test_non_analytic_model_complex_step_refused_differences_still_swept():
 
 def test_tuple_wrt_sweeps_every_argument():
     """Each differentiated argument gets steps scaled to its own |x|."""
+
     def f(a, b):
         return a[0] ** 3 * b + a[1] * b**2
 
