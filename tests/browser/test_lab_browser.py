@@ -1,0 +1,251 @@
+"""The Lab in JupyterLab, in a real browser, driven like a person would.
+
+Kernel-side tests cannot see a plot whose JavaScript failed: that only shows in
+the browser. This test opens ``notebooks/00_quickstart.ipynb`` (a temporary copy)
+in JupyterLab in headless Chromium, runs all cells from the Run menu, and uses
+the Lab: Run, the n slider, a syntax error typed into the editor, the fix.
+Every check reads text a person would read (the status line, the error box, the
+table under the plots), never pixels. A screenshot is saved at each step.
+
+Run it alone with ``python -m pytest tests/browser -v``; set ``ADLAB_SCREENSHOTS``
+to keep the screenshots somewhere (default: pytest's tmp_path, printed).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ._jupyter import JupyterLabServer
+from .conftest import Console
+
+NOTEBOOK = "00_quickstart.ipynb"
+TYPO = "oops = (1 +"  # what step 5 types: '(' is never closed
+
+# What a failed render leaves in an output: JupyterLab's placeholder for a failed
+# JavaScript output, ipywidgets' for a view that could not be built, Bokeh's own.
+# (Outputs only: a notebook's prose may well quote these words.)
+BROKEN_RENDER = re.compile(
+    r"javascript error|error displaying widget|failed to load model class"
+    r"|BokehJS does not appear to have successfully loaded",
+    re.IGNORECASE,
+)
+# Console errors that count: those from the Lab's widgets, Bokeh and jupyter_bokeh.
+OURS = re.compile(r"bokeh|jupyter[-_]widgets|ipywidgets|widget|adlab", re.IGNORECASE)
+DONE = re.compile(r"Done: (\d+) points")
+
+
+@pytest.fixture
+def lab_server(
+    chromium_path: Path, notebooks_copy: Path, tmp_path: Path
+) -> Iterator[JupyterLabServer]:
+    """JupyterLab serving a copy of notebooks/; started only when a browser is there to use it."""
+    with JupyterLabServer(notebooks_copy, tmp_path / "jupyter") as server:
+        yield server
+        print(f"--- JupyterLab log (tail), {server.log_path}\n{server.log_tail(40)}")
+
+
+def wait_until(what: str, check: Callable[[], object], timeout: float, every: float = 0.25):
+    """Poll ``check`` until it returns something truthy; fail saying ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last seen: {last!r})")
+
+
+@pytest.mark.timeout(480, method="signal")
+def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
+    page, console = browser_page
+    shots = iter(range(1, 100))
+
+    def shot(name: str) -> None:
+        path = screenshots / f"{next(shots):02d}-{name}.png"
+        page.screenshot(path=path, timeout=30_000)
+
+    # -- 1. open the notebook and run all cells, from the Run menu -------------------------
+    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+    wait_for_kernel_idle(page, timeout=120)
+    shot("opened")
+    page.locator(".lm-MenuBar-item", has_text="Run").click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    wait_until("every code cell to finish", lambda: all_cells_ran(page), timeout=180)
+    wait_for_kernel_idle(page, timeout=60)
+
+    # -- 2. the Lab renders: controls, plots drawn, no broken-render placeholder -----------
+    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
+    lab.wait_for(timeout=60_000)
+    for hook in ("adlab-editor", "adlab-n", "adlab-run", "adlab-status", "adlab-plots"):
+        assert lab.locator(f".{hook}").count() == 1, f"the Lab has no .{hook} element"
+    lab.locator(".adlab-plots canvas").first.wait_for(timeout=60_000)
+    assert lab.locator(".adlab-plots canvas").count() >= 4, "fewer canvases than figures"
+    table = lab.locator(".adlab-plots .slick-viewport").first
+    table.wait_for(timeout=30_000)
+    lab.locator(".adlab-editor").scroll_into_view_if_needed()
+    shot("lab-rendered")
+    assert_rendered_cleanly(page, console)
+
+    status = lab.locator(".adlab-status")
+    run = lab.locator(".adlab-run button, button.adlab-run").first
+    rows = lab.locator(".adlab-plots .slick-row")
+    # the quickstart shows a fresh Lab; the test presses Run itself
+    assert "press Run" in status.inner_text(), f"the Lab is not fresh: {status.inner_text()!r}"
+    assert rows.count() == 0, "the table has rows before anything ran"
+
+    # -- 3. Run: the status line reports finished points, the table fills -----------------
+    run.click()
+    seen = watch_status(status, until=DONE, timeout=240)
+    n_points = int(DONE.search(seen[-1]).group(1))
+    assert n_points > 0, seen[-1]
+    wait_until("table rows", rows.count, timeout=30)
+    first_rows = rows.all_inner_texts()
+    assert any(re.search(r"\d", r) for r in first_rows), first_rows
+    # the legends (drawn on canvas) name the series the table lists, read via BokehJS
+    series = set(lab.locator(".adlab-plots .slick-cell.l0").all_inner_texts()) - {""}
+    legends = legend_labels(page)
+    assert series and series <= legends, f"series {series} missing from legends {legends}"
+    table.scroll_into_view_if_needed()
+    shot("after-run")
+    assert_rendered_cleanly(page, console)
+
+    # -- 4. the n slider: drag it a quarter of its track down (a decade, from 1000 to ~100) --
+    readout = lab.locator(".adlab-n .widget-readout")
+    n_before = readout.inner_text()
+    drag_slider(page, lab.locator(".adlab-n"), by=-0.25)
+    n_after = wait_until("the slider's readout to change",
+                         lambda: readout.inner_text() != n_before and readout.inner_text(),
+                         timeout=30)  # fmt: skip
+    assert float(n_after) < float(n_before), (n_before, n_after)
+    wait_until("the status line to react to n", lambda: "Settings changed" in status.inner_text(),
+               timeout=30)  # fmt: skip
+    lab.locator(".adlab-n").scroll_into_view_if_needed()
+    shot("slider-moved")
+
+    # -- 5. a syntax error typed into the editor: the error names its line -----------------
+    editor = lab.locator(".adlab-editor textarea")
+    original = editor.input_value()
+    editor.click()
+    page.keyboard.press("Control+End")
+    if not original.endswith("\n"):
+        page.keyboard.press("Enter")
+    page.keyboard.type(TYPO, delay=20)
+    typed = editor.input_value()
+    line = typed.splitlines().index(TYPO) + 1
+    blur(lab)
+    error = lab.locator(".adlab-error")
+    wait_until(f"the error box to name line {line}",
+               lambda: f"line {line}" in error.inner_text(), timeout=30)  # fmt: skip
+    assert "SyntaxError" in error.inner_text(), error.inner_text()
+    assert f"line {line}" in status.inner_text(), status.inner_text()
+    error.scroll_into_view_if_needed()
+    shot("syntax-error")
+
+    # -- 6. fix it (delete what was typed) and run again --------------------------------
+    editor.click()
+    page.keyboard.press("Control+End")
+    for _ in TYPO:
+        page.keyboard.press("Backspace")
+    assert editor.input_value().rstrip("\n") == original.rstrip("\n")
+    blur(lab)
+    wait_until("the error box to clear", lambda: not error.inner_text().strip(), timeout=30)
+    wait_until("the status line to accept the model",
+               lambda: "Model updated" in status.inner_text(), timeout=30)  # fmt: skip
+    run.click()
+    seen = watch_status(status, until=DONE, timeout=240)
+    n_points_again = int(DONE.search(seen[-1]).group(1))
+    # a smaller n measures fewer sizes: the slider's n reached the run
+    assert 0 < n_points_again < n_points, (n_points, seen[-1])
+    wait_until("table rows", rows.count, timeout=30)
+    table.scroll_into_view_if_needed()
+    shot("fixed-and-ran-again")
+    assert_rendered_cleanly(page, console)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def wait_for_kernel_idle(page, timeout: float) -> None:
+    """Wait for the status bar's "| Idle"; fail at once on a dialog (e.g. "Select Kernel")."""
+
+    def idle() -> bool:
+        dialog = page.locator(".jp-Dialog")
+        if dialog.count() and dialog.first.is_visible():
+            pytest.fail(f"a JupyterLab dialog blocks the run: {dialog.first.inner_text()!r}")
+        return page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"\| Idle")).count() > 0
+
+    wait_until("the kernel to be idle", idle, timeout=timeout, every=0.5)
+
+
+def all_cells_ran(page) -> bool:
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+    return bool(prompts) and all(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts)
+
+
+def watch_status(status, until: re.Pattern[str], timeout: float) -> list[str]:
+    """Every distinct text of the status line until one matches ``until``; fails on a failed run."""
+    seen: list[str] = []
+
+    def done() -> bool:
+        text = status.inner_text().strip()
+        if not seen or seen[-1] != text:
+            seen.append(text)
+        if "run failed" in text:
+            pytest.fail(f"the Lab's run failed: {text}")
+        return bool(until.search(text))
+
+    wait_until(f"the status line to match {until.pattern!r}", done, timeout=timeout)
+    print("status line:", *seen, sep="\n  ")
+    return seen
+
+
+def drag_slider(page, slider, by: float) -> None:
+    """Drag the slider's handle with the mouse, ``by`` a fraction of its track."""
+    slider.scroll_into_view_if_needed()
+    handle = slider.locator(".noUi-handle").first
+    track = slider.locator(".noUi-target").first
+    h, t = handle.bounding_box(), track.bounding_box()
+    assert h and t, "the slider is not laid out"
+    x, y = h["x"] + h["width"] / 2, h["y"] + h["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(min(max(x + by * t["width"], t["x"]), t["x"] + t["width"]), y, steps=12)
+    page.mouse.up()
+
+
+def blur(lab) -> None:
+    """Click on plain text in the Lab, as a person does to leave the editor."""
+    lab.get_by_text("Modes", exact=True).click()
+
+
+# The text of every visible legend entry, as BokehJS will draw it on the canvas.
+# A label that names no data column is drawn as "Invalid field".
+_LEGEND_JS = """() => {
+  const docs = (window.Bokeh && window.Bokeh.documents) || [];
+  const items = docs.flatMap(d => [...d.all_models]).filter(m => m.type === "LegendItem");
+  if (!items.length || typeof items[0].get_labels_list_from_label_prop !== "function") return null;
+  return items.filter(i => i.visible).flatMap(i => i.get_labels_list_from_label_prop());
+}"""
+
+
+def legend_labels(page) -> set[str]:
+    labels = page.evaluate(_LEGEND_JS)
+    assert labels is not None, "cannot read the legends through BokehJS (window.Bokeh.documents)"
+    assert "Invalid field" not in labels, f"a legend shows 'Invalid field': {labels}"
+    return set(labels)
+
+
+def assert_rendered_cleanly(page, console: Console) -> None:
+    broken = page.locator(".jp-OutputArea-output").get_by_text(BROKEN_RENDER)
+    if broken.count():
+        pytest.fail(f"a broken-render placeholder is shown: {broken.first.inner_text()!r}")
+    legend_labels(page)
+    ours = [e for e in console.errors() if OURS.search(e)]
+    assert not ours, "errors in the browser console:\n" + "\n".join(ours)
