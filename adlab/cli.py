@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ._cli_accuracy import add_parser as add_accuracy
 
     add_accuracy(sub)
+    from .measure._cli import add_parser as add_bench
+
+    add_bench(sub)
     return parser
 
 

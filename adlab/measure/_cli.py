@@ -1,0 +1,139 @@
+"""``adlab bench``: a sweep from the command line, a table on stdout, progress on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from typing import Any
+
+from ._sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"sizes are comma-separated integers, got {text!r}"
+        ) from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"sizes must be positive integers, got {text!r}")
+    return sizes
+
+
+def _setting(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"a setting is KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value  # a plain string
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``bench`` on the ``adlab`` command's subparsers."""
+    from .cases import CASES
+
+    p = sub.add_parser(
+        "bench",
+        help="time derivatives over sizes and modes; print a table",
+        description=(
+            "Measure each mode at each size: compile time apart, warm-up, autorange, "
+            "median and IQR over repeats, XLA's flops, the error against float64 reverse "
+            "mode. Prints a table (or --json / --csv) on stdout and a progress bar on stderr."
+        ),
+        epilog=(
+            "modes: mode[scheme](options), e.g. forward, reverse, numeric[richardson], "
+            "reverse(eager), numeric[central](numpy), complex-step(float32). "
+            "cases: " + "; ".join(f"{c.name}: {c.title}" for c in CASES.values())
+        ),
+    )
+    p.add_argument(
+        "--model", help="catalog name or path to a model .py file (default normal_logpdf)"
+    )
+    p.add_argument(
+        "--case", choices=sorted(CASES), help="run a case study (fixed model, sizes, modes)"
+    )
+    p.add_argument("--quick", action="store_true", help="with --case: its smaller set of sizes")
+    p.add_argument("--sizes", type=_sizes, help=f"comma-separated sizes (default {DEFAULT_SIZES})")
+    p.add_argument("--modes", help=f"comma-separated modes (default {','.join(DEFAULT_MODES)})")
+    p.add_argument("--scheme", default="central", choices=["forward", "central", "richardson"],
+                   help="finite-difference scheme for plain 'numeric'")  # fmt: skip
+    p.add_argument("--precision", default="float64", choices=["float32", "float64"])
+    p.add_argument("--backend", default="jax", choices=["jax", "numpy"])
+    p.add_argument("--no-jit", dest="jit", action="store_false", help="run JAX eagerly")
+    p.add_argument("--budget", type=float, default=None, metavar="S",
+                   help=f"seconds one point may take, compile included ({BUDGET_S})")  # fmt: skip
+    p.add_argument("--repeats", type=int, default=None, help="timing repeats per point")
+    p.add_argument("--set", dest="settings", type=_setting, action="append", default=[],
+                   metavar="KEY=VALUE", help="a model setting, e.g. --set N1=100")  # fmt: skip
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print only a JSON list of the records")
+    out.add_argument("--csv", action="store_true", help="print only CSV, one row per record")
+    out.add_argument("--long", action="store_true", help="also print every record in full")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def _sweep(args: argparse.Namespace):
+    from ._sweep import bench
+    from .cases import get_case
+
+    options: dict[str, Any] = dict(scheme=args.scheme, precision=args.precision,
+                                   backend=args.backend, jit=args.jit)  # fmt: skip
+    if args.budget is not None:
+        options["budget_s"] = args.budget
+    if args.repeats is not None:
+        options["repeats"] = args.repeats
+    if args.case:
+        if args.model or args.modes:
+            raise ValueError("--case fixes the model and modes: drop --model and --modes")
+        case = get_case(args.case)
+        return case, case.run(quick=args.quick, sizes=args.sizes, **options)
+    if args.quick:
+        raise ValueError("--quick goes with --case")
+    settings = dict(args.settings)
+    sweep = bench(args.model or "normal_logpdf", args.sizes or DEFAULT_SIZES,
+                  args.modes or DEFAULT_MODES, settings=settings, **options)  # fmt: skip
+    return None, sweep
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .. import report
+    from .cases import findings
+
+    case, sweep = _sweep(args)
+    interrupted = False
+    title = f"case {case.name}" if case else "bench"
+    with tqdm(total=sweep.total, file=sys.stderr, disable=args.quiet, desc=title,
+              unit="point", leave=False) as bar:  # fmt: skip
+        try:
+            for rec in sweep:
+                bar.set_postfix_str(f"{rec.label} n={rec.n}", refresh=False)
+                bar.update(1)
+        except KeyboardInterrupt:
+            interrupted = True
+    records = sweep.records
+    if args.json:
+        print(report.to_json(records))
+    elif args.csv:
+        sys.stdout.write(report.to_csv(records))
+    else:
+        if case:
+            print(f"Case {case.name} (question {case.question}): {case.title}\n")
+        print(report.format_table(records))
+        if args.long:
+            print("\n" + report.format_records(records))
+        if case:
+            print("\nWhat this run shows:")
+            for line in findings(records):
+                print(f"  {line}")
+            print(f"\nThe question: {case.look_for}")
+    if interrupted:
+        print(f"adlab: interrupted after {len(records)} of {sweep.total} records", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,75 @@
+"""The environment a measurement was taken in, carried by every record.
+
+A timing means little without the machine and versions behind it; every
+record carries them so that a CSV row read months later still says where it
+came from.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+from typing import Any
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:  # not Linux
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@functools.cache
+def _static() -> dict[str, Any]:
+    import jax
+    import numpy as np
+
+    from .. import __version__
+
+    dev = jax.devices()[0]
+    return {
+        "adlab": __version__,
+        "jax": jax.__version__,
+        "jaxlib": _jaxlib_version(),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "device": _device_name(dev),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": _usable_cpus(),
+    }
+
+
+def _device_name(dev: Any) -> str:
+    kind = str(getattr(dev, "device_kind", "") or "")
+    return dev.platform if kind.lower() in ("", dev.platform) else f"{dev.platform}: {kind}"
+
+
+def _jaxlib_version() -> str | None:
+    try:
+        import jaxlib
+
+        return jaxlib.__version__
+    except (ImportError, AttributeError):  # pragma: no cover
+        return None
+
+
+def environment(precision: str | None = None) -> dict[str, Any]:
+    """Versions, device, CPU count, precision and XLA flags, as a plain dict."""
+    env = dict(_static())
+    env["precision"] = precision
+    env["xla_flags"] = os.environ.get("XLA_FLAGS", "")
+    return env

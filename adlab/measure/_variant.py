@@ -1,0 +1,155 @@
+"""What one series of a sweep measures: a mode plus the options that differ.
+
+A sweep's ``modes`` are *variants*. Each is written as a string,
+
+    mode[scheme](option, option, ...)
+
+e.g. ``"reverse"``, ``"numeric[richardson]"``, ``"reverse(eager)"``,
+``"numeric[forward](numpy)"``, ``"complex-step(float32)"``; or as a dict or
+``Variant`` with the same fields, which can also name another model (the
+per-sample case compares three models in one sweep). Options are ``jit`` /
+``eager``, ``jax`` / ``numpy`` and ``float32`` / ``float64``; anything left out
+takes the sweep's default. The string form of a resolved variant is its
+``label``, the name of its series in tables and plots.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .._types import BACKENDS, PRECISIONS, SCHEMES
+from ..modes import get_rule
+
+_OPTIONS: dict[str, tuple[str, Any]] = {
+    "jit": ("jit", True),
+    "eager": ("jit", False),
+    "no-jit": ("jit", False),
+    **{b: ("backend", b) for b in BACKENDS},
+    **{p: ("precision", p) for p in PRECISIONS},
+}
+_SYNTAX = re.compile(r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z]+)\s*\])?\s*(?:\(([^()]*)\))?\s*$")
+SYNTAX_HELP = (
+    "write a variant as mode[scheme](options), e.g. 'reverse', 'numeric[richardson]', "
+    "'reverse(eager)', 'numeric[central](numpy,float32)'; options: jit, eager, jax, numpy, "
+    "float32, float64"
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One series of a sweep. ``None`` fields take the sweep's defaults.
+
+    Attributes:
+        mode: "forward", "reverse", "numeric", "complex-step" or "primal".
+        scheme: finite-difference scheme (numeric only).
+        jit, precision, backend: as in ``adlab.prepare``.
+        label: the series' name; default: the variant's string form.
+        model: another model for this series (catalog name, path, or ``Model``).
+        settings: new values for that model's UPPERCASE settings.
+    """
+
+    mode: str
+    scheme: str | None = None
+    jit: bool | None = None
+    precision: str | None = None
+    backend: str | None = None
+    label: str | None = None
+    model: Any = None
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def resolve(self, tag: str | None = None, **defaults: Any) -> Variant:
+        """Fill every ``None`` option from ``defaults`` (jit, precision, backend, scheme)
+        and set the label (prefixed by ``tag``, the model's, when the variant has its own);
+        checks that the mode exists and runs on the backend."""
+        rule = get_rule(self.mode)
+        v = replace(
+            self,
+            jit=defaults["jit"] if self.jit is None else self.jit,
+            precision=self.precision or defaults["precision"],
+            backend=self.backend or defaults["backend"],
+            scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else None,
+        )
+        if v.scheme is not None and v.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {list(SCHEMES)}, got {v.scheme!r}")
+        if v.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {v.precision!r}")
+        if v.backend not in rule.backends:
+            raise ValueError(
+                f"{v.mode!r} does not run on backend {v.backend!r} "
+                f"(it runs on {list(rule.backends)})"
+            )
+        if v.backend == "numpy" and v.jit:
+            v = replace(v, jit=False)  # NumPy has nothing to compile
+        if v.label is None:
+            label = v.spelled(defaults)
+            v = replace(v, label=f"{tag}: {label}" if tag else label)
+        return v
+
+    def spelled(self, defaults: Mapping[str, Any]) -> str:
+        """``mode[scheme](options that differ from defaults)``."""
+        text = self.mode + (f"[{self.scheme}]" if self.scheme else "")
+        opts = []
+        if self.backend != defaults["backend"]:
+            opts.append(self.backend)
+        elif self.jit != defaults["jit"]:
+            opts.append("jit" if self.jit else "eager")
+        if self.precision != defaults["precision"]:
+            opts.append(self.precision)
+        return text + (f"({','.join(opts)})" if opts else "")
+
+
+def parse_variant(spec: str | Mapping[str, Any] | Variant) -> Variant:
+    """A ``Variant`` from its string form, a dict of its fields, or itself."""
+    if isinstance(spec, Variant):
+        return spec
+    if isinstance(spec, Mapping):
+        unknown = set(spec) - set(Variant.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown variant field(s) {sorted(unknown)}")
+        if "mode" not in spec:
+            raise ValueError(f"a variant needs a 'mode', got {dict(spec)!r}")
+        return Variant(**spec)
+    if not isinstance(spec, str):
+        raise TypeError(f"a variant is a string, dict or Variant, got {type(spec).__name__}")
+    m = _SYNTAX.match(spec)
+    if not m:
+        raise ValueError(f"cannot read variant {spec!r}: {SYNTAX_HELP}")
+    mode, scheme, opts = m.groups()
+    fields: dict[str, Any] = {"mode": mode, "scheme": scheme}
+    if scheme and mode != "numeric":
+        raise ValueError(f"{spec!r}: only 'numeric' takes a [scheme]")
+    for opt in filter(None, (o.strip() for o in (opts or "").split(","))):
+        if opt not in _OPTIONS:
+            raise ValueError(f"{spec!r}: unknown option {opt!r}; {SYNTAX_HELP}")
+        key, value = _OPTIONS[opt]
+        fields[key] = value
+    get_rule(mode)  # unknown modes fail here, listing the known ones
+    return Variant(**fields)
+
+
+def split_variants(text: str) -> list[str]:
+    """Split a comma-separated list at top level: commas inside () or [] stay."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return [s for s in out if s]
+
+
+def parse_variants(specs: str | Sequence[str | Mapping[str, Any] | Variant]) -> list[Variant]:
+    """Variants from a comma-separated string or a sequence of specs."""
+    if isinstance(specs, str):
+        specs = split_variants(specs)
+    out = [parse_variant(s) for s in specs]
+    if not out:
+        raise ValueError("no modes to measure")
+    return out

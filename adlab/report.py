@@ -1,0 +1,229 @@
+"""Records as tables: the gist-style pivot for people, CSV and JSON for programs.
+
+``format_table`` prints what the Julia gist printed (one row per method, one
+column per n, the time per derivative and its ratio to f) from any records of
+a sweep; ``format_records`` prints every record in full; ``to_json`` /
+``from_json`` and ``to_csv`` keep every field, the environment included.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._types import Record
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
+_FLOAT_FIELDS = {
+    f.name for f in dataclasses.fields(Record) if "float" in str(f.type) and f.name != "n"
+}
+
+
+# ------------------------------------------------------------------ JSON / CSV
+def _jsonable(value: Any) -> Any:
+    # JSON has no inf or nan: write them as strings, read back by from_json.
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def to_json(records: Iterable[Record], indent: int | None = 1) -> str:
+    """A JSON list of the records, one object per record with every field."""
+    return json.dumps([_jsonable(r.to_dict()) for r in records], indent=indent)
+
+
+def from_json(text: str) -> list[Record]:
+    """Records from ``to_json``'s text (unknown keys are an error, missing ones default)."""
+    out = []
+    for item in json.loads(text):
+        unknown = set(item) - set(FIELDS)
+        if unknown:
+            raise ValueError(f"not record fields: {sorted(unknown)}")
+        for key in _FLOAT_FIELDS & set(item):
+            if isinstance(item[key], str):
+                item[key] = float(item[key])
+        out.append(Record(**item))
+    return out
+
+
+def to_csv(records: Iterable[Record]) -> str:
+    """CSV text, one row per record; ``settings`` as JSON, ``env`` as ``env.<key>`` columns."""
+    rows = [r.to_dict() for r in records]
+    env_keys = sorted({k for r in rows for k in r["env"]})
+    header = [f for f in FIELDS if f not in ("env",)] + [f"env.{k}" for k in env_keys]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for r in rows:
+        row = []
+        for f in header:
+            if f.startswith("env."):
+                value = r["env"].get(f[4:])
+            elif f == "settings":
+                value = json.dumps(r["settings"], sort_keys=True) if r["settings"] else ""
+            else:
+                value = r[f]
+            row.append("" if value is None else value)
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- for people
+def seconds(s: float | None) -> str:
+    """'12.3 us', '4.56 ms', '1.2 s' (three significant digits)."""
+    if s is None or not math.isfinite(s):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= scale or unit == "ns":
+            return f"{s / scale:.3g} {unit}"
+    raise AssertionError  # pragma: no cover
+
+
+def _ratio(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return ""
+    return f"{x:.2g}x" if x < 10 else f"{x:.0f}x"
+
+
+def _error(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "0" if x == 0 else f"{x:.1e}"
+
+
+def _labels(records: Sequence[Record]) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in records:
+        seen.setdefault(r.label, None)
+    primal = [lab for lab in seen if _is_primal(records, lab)]
+    return primal + [lab for lab in seen if lab not in primal]
+
+
+def _is_primal(records: Sequence[Record], label: str) -> bool:
+    return any(r.label == label and r.mode == "primal" for r in records)
+
+
+def _grid(rows: list[list[str]], right: Sequence[bool]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for k, row in enumerate(rows):
+        cells = [
+            c.rjust(w) if right[i] else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def describe_environment(records: Sequence[Record]) -> str:
+    """One line: model(s), precision(s), device, CPU count, versions."""
+    if not records:
+        return "no records"
+    env = records[0].env or {}
+    models = ", ".join(dict.fromkeys(r.model for r in records))
+    precisions = ", ".join(dict.fromkeys(r.precision for r in records))
+    device = env.get("device", "?")
+    cpu = env.get("cpu")
+    cpus = env.get("cpus_usable", env.get("cpu_count"))
+    where = f"{device} ({cpu}, {cpus} CPUs)" if cpu else str(device)
+    versions = ", ".join(f"{k} {env[k]}" for k in ("adlab", "jax", "numpy") if k in env)
+    flags = f", XLA_FLAGS={env['xla_flags']!r}" if env.get("xla_flags") else ""
+    return f"{models} | {precisions} | {where} | {versions}{flags}"
+
+
+def format_table(records: Iterable[Record]) -> str:
+    """The gist's table: one row per series, one column per n.
+
+    Each cell is the median time per call and, for derivatives, its ratio to
+    the primal at the same n and options ("8.6x"). "~" marks an unstable
+    timing (large spread), "*" a note, and skipped points show "skipped [k]"
+    with the reason listed below the table.
+    """
+    records = list(records)
+    if not records:
+        return "(no records)"
+    ns = sorted({r.n for r in records})
+    cell: dict[tuple[str, int], Record] = {}
+    for r in records:
+        cell.setdefault((r.label, r.n), r)
+    reasons: dict[str, int] = {}
+    rows = [["", *[f"n = {n}" for n in ns]]]
+    for label in _labels(records):
+        row = [label]
+        for n in ns:
+            r = cell.get((label, n))
+            if r is None:
+                row.append("")
+            elif r.skipped:
+                k = reasons.setdefault(r.skipped, len(reasons) + 1)
+                row.append(f"skipped [{k}]")
+            else:
+                text = seconds(r.median_s)
+                if r.mode != "primal" and r.ratio_to_primal is not None:
+                    text += f" ({_ratio(r.ratio_to_primal)})"
+                text += ("~" if r.unstable else "") + ("*" if r.note else "")
+                row.append(text)
+        rows.append(row)
+    out = [
+        describe_environment(records),
+        "time per call: median over repeats (ratio to the primal f at the same n)",
+        "",
+        _grid(rows, [False] + [True] * len(ns)),
+    ]
+    floors = {r.floor_s for r in records if r.floor_s}
+    if floors:
+        out.append(f"\ndispatch floor (a trivial jitted call): {seconds(min(floors))}")
+    marks = []
+    if any(r.unstable for r in records if not r.skipped):
+        marks.append("~ unstable: IQR over 25% of the median, or fewer than 3 repeats")
+    if any(r.note for r in records if not r.skipped):
+        marks.append("* has a note (see --long or the JSON)")
+    out += marks
+    for reason, k in reasons.items():
+        out.append(f"[{k}] {reason}")
+    return "\n".join(out)
+
+
+_LONG = (
+    ("series", lambda r: r.label),
+    ("n", lambda r: str(r.n)),
+    ("median", lambda r: seconds(r.median_s)),
+    ("iqr", lambda r: seconds(r.iqr_s)),
+    ("min", lambda r: seconds(r.min_s)),
+    ("loops x rep", lambda r: f"{r.loops} x {r.repeats}" if r.loops else "-"),
+    ("x primal", lambda r: _ratio(r.ratio_to_primal) or "-"),
+    ("compile", lambda r: seconds(r.compile_s) if r.compile_s else "-"),
+    ("f evals", lambda r: str(r.f_evals) if r.f_evals is not None else "-"),
+    ("flops", lambda r: f"{r.flops:.3g}" if r.flops is not None else "-"),
+    ("flops x f", lambda r: f"{r.flops_ratio:.3g}" if r.flops_ratio is not None else "-"),
+    ("error", lambda r: _error(r.error)),
+)
+
+
+def format_records(records: Iterable[Record]) -> str:
+    """Every record on its own line: timing, spread, compile, cost, error; skips and notes."""
+    records = list(records)
+    if not records:
+        return "(no records)"
+    rows = [[name for name, _ in _LONG]]
+    notes = []
+    for r in records:
+        if r.skipped:
+            rows.append([r.label, str(r.n), "skipped", *[""] * (len(_LONG) - 3)])
+            notes.append(f"{r.label} at n={r.n}: skipped: {r.skipped}")
+            continue
+        rows.append([get(r) + ("~" if name == "median" and r.unstable else "")
+                     for name, get in _LONG])  # fmt: skip
+        if r.note:
+            notes.append(f"{r.label} at n={r.n}: {r.note}")
+    text = _grid(rows, [False] + [True] * (len(_LONG) - 1))
+    return text + ("\n" + "\n".join(notes) if notes else "")
