@@ -25,9 +25,22 @@ from ._reference import reference as reference
 from ._types import MODES as MODES
 from ._types import SCHEMES as SCHEMES
 from ._types import ModelError as ModelError
+from ._types import Record as Record
 from ._types import StepRecord as StepRecord
+from ._types import Timing as Timing
 from .catalog import catalog as catalog
 from .catalog import load_model as load_model
+from .measure import Sweep as Sweep
+from .measure import Variant as Variant
+from .measure import bench as bench
+from .measure import dispatch_floor as dispatch_floor
+from .measure import environment as environment
+from .measure import time_call as time_call
+from .report import format_records as format_records
+from .report import format_table as format_table
+from .report import from_json as from_json
+from .report import to_csv as to_csv
+from .report import to_json as to_json
 
 __version__ = "0.1.0"
 
