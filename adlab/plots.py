@@ -185,17 +185,22 @@ def _figure(title: str, x_label: str, y_label: str, width: int, height: int, **k
         toolbar_location="above",
         **kw,
     )
+    # below the plot, in columns: inside it, ten series would hide the data
     legend = Legend(
         items=[],
-        location="top_left",
+        orientation="horizontal",
+        ncols=3,
         click_policy="hide",
-        background_fill_alpha=0.7,
+        border_line_alpha=0,
         label_text_font_size="8pt",
         glyph_height=12,
-        spacing=0,
-        padding=4,
+        glyph_width=18,
+        label_standoff=3,
+        spacing=2,
+        padding=2,
+        margin=4,
     )
-    fig.add_layout(legend)
+    fig.add_layout(legend, "below")
     fig.title.text_font_size = "10pt"
     fig.toolbar.logo = None  # room for the title beside the tools
     return fig, legend
@@ -253,7 +258,7 @@ class LabPlots:
     SERIES_SLOTS = 6
     PRIMAL_SLOTS = 2
 
-    def __init__(self, *, show_compile: bool = False, width: int = 470, height: int = 310):
+    def __init__(self, *, show_compile: bool = False, width: int = 470, height: int = 370):
         self.show_compile = show_compile
         self._records: list[Record] = []
         self._colors: dict[str, str] = {}
@@ -284,14 +289,21 @@ class LabPlots:
         t, self._time_legend = _figure(
             "Time per derivative", "n (inputs)", "seconds per derivative", width, height
         )
-        self._time_legend.location = "bottom_right"
         t.add_layout(
-            Span(location=FRAME_BUDGET_S, dimension="width", line_color="#888888",
-                 line_dash="dashed")  # fmt: skip
+            Span(
+                location=FRAME_BUDGET_S, dimension="width", line_color="#888888", line_dash="dashed"
+            )  # fmt: skip
         )
         t.add_layout(
-            Label(x=5, y=FRAME_BUDGET_S, x_units="screen", text="16 ms frame",
-                  text_font_size="8pt", text_color="#666666", y_offset=2)  # fmt: skip
+            Label(
+                x=5,
+                y=FRAME_BUDGET_S,
+                x_units="screen",
+                text="16 ms frame",
+                text_font_size="8pt",
+                text_color="#666666",
+                y_offset=2,
+            )  # fmt: skip
         )
         floor = t.line("n", "floor_s", source=self.floor, color="#999999", line_dash="dotted")
         marks = t.scatter(
@@ -324,7 +336,6 @@ class LabPlots:
         s, self._step_legend = _figure(
             "Error against step h", "step h", "max relative error", width, height
         )
-        self._step_legend.location = "bottom_right"
         defaults = s.scatter(
             "h", "error_plot", source=self.step_defaults, size=12, marker="circle",
             fill_color=None, line_color="black", line_width=2,
@@ -398,7 +409,9 @@ class LabPlots:
             legend.items = [*legend.items, item]
             items.append(item)
         self._time_hover.renderers = [
-            *self._time_hover.renderers, glyphs["time"][1], glyphs["compile"][1]
+            *self._time_hover.renderers,
+            glyphs["time"][1],
+            glyphs["compile"][1],
         ]
         self._ratio_hover.renderers = [*self._ratio_hover.renderers, glyphs["ratio"][1]]
         self._error_hover.renderers = [*self._error_hover.renderers, glyphs["error"][1]]
@@ -410,8 +423,9 @@ class LabPlots:
         dash = ["solid", "dashed", "dotdash", "dotted"][len(self._primal_slots) % 4]
         glyphs = {
             "primal": [
-                t.line("n", "median_s", source=source, color="black", line_width=2,
-                       line_dash=dash),  # fmt: skip
+                t.line(
+                    "n", "median_s", source=source, color="black", line_width=2, line_dash=dash
+                ),  # fmt: skip
                 t.scatter("n", "median_s", source=source, color="black", size=4),
             ]
         }

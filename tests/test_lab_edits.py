@@ -59,7 +59,10 @@ def test_the_dropdown_loads_any_catalog_model():
 
 
 def test_own_source_is_edited_and_saved_under_its_own_name(tmp_path):
-    text = "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\ndef f(x):\n    return np.sum(x**3)\n"
+    text = (
+        "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+        "def f(x):\n    return np.sum(x**3)\n"
+    )
     lab = adlab.Lab(text, **FAST)
     assert lab.model is not None and lab.error is None
     lab.set_source(text.replace("x**3", "x**4"))

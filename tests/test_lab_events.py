@@ -20,7 +20,9 @@ def _tmp_cwd(tmp_path, monkeypatch):
 
 
 def _event(lab, rnd: random.Random) -> None:
-    kind = rnd.choice(["slider", "checkbox", "scheme", "jit", "precision", "compile", "run", "stop"])
+    kind = rnd.choice(
+        ["slider", "checkbox", "scheme", "jit", "precision", "compile", "run", "stop"]
+    )
     if kind == "slider":
         lab.n_slider.value = 10 ** rnd.uniform(0, math.log10(20))
     elif kind == "checkbox":

@@ -39,7 +39,8 @@ _MODE_TIPS = {
 }
 _STYLE = """<style>
 .adlab-editor textarea { font-family: var(--jp-code-font-family, monospace);
-  font-size: var(--jp-code-font-size, 13px); line-height: 1.35; }
+  font-size: var(--jp-code-font-size, 13px); line-height: 1.35;
+  white-space: pre; overflow-wrap: normal; overflow-x: auto; tab-size: 4; }
 .adlab-error pre { color: #b00020; background: #fff0f0; margin: 0; padding: 4px 6px;
   white-space: pre-wrap; }
 </style>"""
@@ -56,6 +57,10 @@ def _kernel_post() -> Callable[[Callable[[], None]], None] | None:
     return loop.add_callback if loop is not None else None
 
 
+#: the Bokeh attributes a person changes in the browser, which the kernel takes back
+_FROM_BROWSER = frozenset({"start", "end", "visible", "muted", "indices", "line_indices", "active"})
+
+
 class LivePlot(BokehModel):
     """A ``BokehModel`` whose state, when a frontend asks for it, is the current one.
 
@@ -66,6 +71,17 @@ class LivePlot(BokehModel):
     """
 
     _stale = False
+
+    def _sync_model(self, model: Any, content: dict, buffers: list) -> None:
+        # jupyter_bokeh 4.1's view sends back every change that applying our own patch
+        # caused. Applied here again, each streamed point was doubled, and an echo of an
+        # older value (a source emptied at a run's start) overwrote newer data. So only
+        # what a person changes in the browser comes back: ranges (pan, zoom), legend
+        # clicks (visible, muted), selections, active tools.
+        if content.get("kind") == "ModelChanged" and content.get("attr") in _FROM_BROWSER:
+            super()._sync_model(model, content, buffers)
+        elif content.get("kind") == "MessageSent":  # Bokeh UI events (e.g. reset, tap)
+            super()._sync_model(model, content, buffers)
 
     def _document_patched(self, event: Any) -> None:
         self._stale = True
@@ -145,8 +161,13 @@ class Lab(w.VBox):
             layout=w.Layout(width="100%"),
         )  # fmt: skip
         self.mode_checkboxes = {
-            m: w.Checkbox(value=m in s.modes, description=_MODE_TEXT[m], indent=False,
-                          tooltip=_MODE_TIPS[m], layout=w.Layout(width="auto"))  # fmt: skip
+            m: w.Checkbox(
+                value=m in s.modes,
+                description=_MODE_TEXT[m],
+                indent=False,
+                tooltip=_MODE_TIPS[m],
+                layout=w.Layout(width="auto"),
+            )  # fmt: skip
             for m in MODE_CHOICES
         }
         self.scheme_dropdown = w.Dropdown(
@@ -169,11 +190,16 @@ class Lab(w.VBox):
                                             layout=w.Layout(width="100%"))  # fmt: skip
         self.status_label = w.HTML(layout=w.Layout(width="100%"))
         self.plot_widget = LivePlot(self.plots.layout)
-        # stable hooks for the browser test (tests/browser), beside adlab-editor/-error
-        self.n_slider.add_class("adlab-n")
-        self.run_button.add_class("adlab-run")
-        self.status_label.add_class("adlab-status")
-        self.plot_widget.add_class("adlab-plots")
+        # stable hooks for the browser test and for users' own CSS
+        for widget, hook in (
+            (self.n_slider, "adlab-n"),
+            (self.run_button, "adlab-run"),
+            (self.stop_button, "adlab-stop"),
+            (self.status_label, "adlab-status"),
+            (self.plot_widget, "adlab-plots"),
+            (self.progress_bar, "adlab-progress"),
+        ):
+            widget.add_class(hook)
 
     def _layout(self) -> list[w.Widget]:
         modes = w.HBox(list(self.mode_checkboxes.values()), layout=w.Layout(flex_flow="row wrap"))
@@ -263,6 +289,9 @@ class Lab(w.VBox):
     # ------------------------------------------------------------ display
     def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
         publish_bokehjs()  # before the widget's output: its views need window.Bokeh
+        if self.plot_widget._stale:  # a new view starts from the points drawn so far
+            with self.state.lock:
+                self.plot_widget.refresh()
         return super()._repr_mimebundle_(**kwargs)
 
     # ------------------------------------------------------ programmatic
