@@ -164,6 +164,8 @@ METHODS = [
     ("numeric", "central"),
     ("numeric", "richardson"),
 ]
+#: the methods that run on the NumPy backend too
+FINITE_DIFFERENCES = [m for m in METHODS if m[0] in ("numeric", "complex-step")]
 
 
 def kind(mode: str, scheme: str) -> str:

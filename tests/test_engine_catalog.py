@@ -11,6 +11,7 @@ import functools
 import numpy as np
 import pytest
 from _engine_hand import (
+    FINITE_DIFFERENCES,
     HAND,
     METHODS,
     SMALL_MLP,
@@ -123,14 +124,16 @@ def test_wrt_one_tuple_returns_a_one_tuple(mode):
     assert error(one[0], gaussian_residual_x(d, x)) <= tolerance(mode, "central", "float64")
 
 
-SRC_2D = '''
+SRC_2D = """
 def setup(n, rng):
     return (rng.uniform(-1.0, 1.0, (2, n)), rng.uniform(0.5, 1.5, n))
 
 
 def f(X, w):
-    return np.stack([np.sum(np.sin(X)), np.sum(X**2 * w), X[0, 1] * X[1, 2], np.sum(np.exp(X[:, 0]))])
-'''
+    return np.stack(
+        [np.sum(np.sin(X)), np.sum(X**2 * w), X[0, 1] * X[1, 2], np.sum(np.exp(X[:, 0]))]
+    )
+"""
 
 
 def hand_2d(X, w):
@@ -154,8 +157,7 @@ def test_jacobian_layout_is_out_shape_plus_x_shape(mode, scheme):
 
 # ------------------------------------------------------------- NumPy backend
 @pytest.mark.parametrize("name", sorted(HAND))
-@pytest.mark.parametrize(("mode", "scheme"), [m for m in METHODS if m[0] in ("numeric", "complex-step")],
-                         ids=lambda v: v)  # fmt: skip
+@pytest.mark.parametrize(("mode", "scheme"), FINITE_DIFFERENCES, ids=lambda v: v)
 def test_numpy_backend_matches_jax_and_the_hand_derivative(name, mode, scheme):
     args = setup(name, 10)
     tol = tolerance(mode, scheme, "float64")

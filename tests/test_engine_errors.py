@@ -97,7 +97,10 @@ def test_shape_mismatch_under_numpy_backend():
 
 
 def test_error_in_a_helper_names_the_helpers_line():
-    m = model("def helper(x):\n    return x @ np.ones((2, 2))\n\n\ndef f(x):\n    return np.sum(helper(x))\n")
+    m = model(
+        "def helper(x):\n    return x @ np.ones((2, 2))\n\n\n"
+        "def f(x):\n    return np.sum(helper(x))\n"
+    )
     with pytest.raises(adlab.ModelError) as info:
         adlab.derivative(m, X, mode="reverse")
     assert info.value.lineno == 6 and "x @ np.ones((2, 2))" in str(info.value)
@@ -136,7 +139,8 @@ def test_error_in_setup_names_the_line_and_size():
 
 def test_setup_returning_the_wrong_number_of_arguments():
     m = adlab.Model.from_source(
-        "def setup(n, rng):\n    return rng.normal(size=n), 1.0\n\n\ndef f(x):\n    return np.sum(x)\n"
+        "def setup(n, rng):\n    return rng.normal(size=n), 1.0\n\n\n"
+        "def f(x):\n    return np.sum(x)\n"
     )
     with pytest.raises(adlab.ModelError, match="returned 2 value.*f takes 1"):
         m.setup(3)
@@ -204,9 +208,7 @@ def test_python_if_runs_under_numpy_backend():
 )
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_complex_step_refuses_non_analytic_f_naming_the_line(expr, primitives, backend):
-    m = model(
-        "def f(x):\n    y = np.sin(x)\n    z = " + expr + "\n    return np.sum(z * y)\n"
-    )
+    m = model("def f(x):\n    y = np.sin(x)\n    z = " + expr + "\n    return np.sum(z * y)\n")
     with pytest.raises(adlab.ModelError, match="complex step needs an analytic f") as info:
         adlab.derivative(m, X, mode="complex-step", backend=backend)
     message = str(info.value)
@@ -280,7 +282,8 @@ def test_too_large_is_refused_before_allocating(sixteen_gb, no_compile, mode, sc
 
 def test_dense_jacobian_too_large_is_refused(sixteen_gb, no_compile):
     m = adlab.Model.from_function(lambda x: 2.0 * x, name="double")
-    with pytest.raises(adlab.SizeError, match=r"the derivative \(\(200000,\) x \(200000,\)\)") as info:
+    expected = r"the derivative \(\(200000,\) x \(200000,\)\)"
+    with pytest.raises(adlab.SizeError, match=expected) as info:
         adlab.derivative(m, np.ones(BIG), mode="reverse")
     assert estimated_bytes(str(info.value)) >= 0.99 * BIG * BIG * 8
 

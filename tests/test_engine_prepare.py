@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _engine_hand import (
+    FINITE_DIFFERENCES,
     METHODS,
     error,
     g9_graphics,
@@ -101,8 +102,7 @@ def test_f_evals_equal_theory(model, n_in, m_out, mode, scheme):
     assert p.f_evals == f_evals_theory(mode, scheme, n_in, m_out)
 
 
-@pytest.mark.parametrize(("mode", "scheme"), [m for m in METHODS if m[0] in ("numeric", "complex-step")],
-                         ids=lambda v: v)  # fmt: skip
+@pytest.mark.parametrize(("mode", "scheme"), FINITE_DIFFERENCES, ids=lambda v: v)
 def test_f_evals_is_what_actually_runs_on_numpy(mode, scheme):
     """Count real calls of f on the NumPy backend (one per perturbed point)."""
     calls = []
@@ -126,18 +126,19 @@ def test_f_evals_is_what_actually_runs_on_numpy(mode, scheme):
 
 
 # -------------------------------------------------------------- Richardson
-SMOOTH = '''
+SMOOTH = """
 def setup(n, rng):
     return (rng.uniform(-1.0, 1.0, n),)
 
 
 def f(x):
     return np.sum(np.sin(2 * x) * np.exp(x))
-'''
+"""
 
 
 def smooth_derivatives(x):
-    """f = sin(2x) e^x per component: f' = e^x (sin 2x + 2 cos 2x), f''' = -e^x (11 sin 2x + 2 cos 2x)."""
+    """f = sin(2x) e^x per component:
+    f' = e^x (sin 2x + 2 cos 2x),  f''' = -e^x (11 sin 2x + 2 cos 2x)."""
     e, s, c = np.exp(x), np.sin(2 * x), np.cos(2 * x)
     return e * (s + 2 * c), -e * (11 * s + 2 * c)
 
@@ -297,7 +298,10 @@ def test_settings_override_changes_the_model():
 
 
 def test_settings_of_a_model_from_source():
-    src = "K = 2.0\n\ndef setup(n, rng):\n    return (np.ones(n),)\n\ndef f(x):\n    return np.sum(K * x**2)\n"
+    src = (
+        "K = 2.0\n\ndef setup(n, rng):\n    return (np.ones(n),)\n\n"
+        "def f(x):\n    return np.sum(K * x**2)\n"
+    )
     x = np.array([1.0, -2.0, 3.0])
     for k, m in [(2.0, adlab.Model.from_source(src)), (5.0, adlab.Model.from_source(src, K=5.0))]:
         np.testing.assert_allclose(adlab.derivative(m, x), 2 * k * x, rtol=1e-15)

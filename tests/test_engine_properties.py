@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from _engine_hand import METHODS, error, tolerance
+from _engine_hand import FINITE_DIFFERENCES, error, tolerance
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,9 +94,6 @@ def source(e: Expr, vector: bool) -> str:
         "def setup(n, rng):\n    return (rng.uniform(-1.0, 1.0, n),)\n\n\n"
         f"def f(x):\n    return {body}\n"
     )
-
-
-FINITE_DIFFERENCES = [m for m in METHODS if m[0] in ("numeric", "complex-step")]
 
 
 @settings(
