@@ -72,8 +72,6 @@ def test_own_source_is_edited_and_saved_under_its_own_name(tmp_path):
 
 
 def test_export_writes_csv_and_json(tmp_path):
-    import json
-
     lab = adlab.Lab(n=3, modes=["reverse"], steps=False, **FAST)
     lab.run(wait=True)
     lab.export_button.click()
@@ -83,5 +81,4 @@ def test_export_writes_csv_and_json(tmp_path):
     assert len(csvs) == len(jsons) == 1
     rows = csvs[0].read_text().splitlines()
     assert len(rows) == 1 + len(lab.results)
-    data = json.loads(jsons[0].read_text())
-    assert [r["label"] for r in data["records"]] == [r.label for r in lab.results]
+    assert adlab.from_json(jsons[0].read_text()) == lab.results

@@ -20,6 +20,7 @@ PACKAGE = Path(adlab.__file__).parent
 #: the files allowed to import UI libraries, and which
 UI_FILES = {
     "plots.py": {"bokeh"},
+    "figures.py": {"bokeh"},
     "lab/_bokehjs.py": {"bokeh"},
     "lab/view.py": {"ipywidgets", "bokeh", "jupyter_bokeh"},
 }
@@ -62,11 +63,10 @@ def _modules_after(code: str) -> list[str]:
 def test_engine_and_measurement_run_without_ui_libraries():
     code = """
 import adlab
-from adlab.measure import bench
 model = adlab.load_model("normal_logpdf")
 theta, data = model.setup(3)
 adlab.derivative(model, theta, data, mode="reverse")
-records = list(bench(model, [1, 2], ["forward", "numeric[central](numpy)"],
+records = list(adlab.bench(model, [1, 2], ["forward", "numeric[central](numpy)"],
                      budget_s=0.5, repeats=2, target_s=0.001))
 assert records and all(r.skipped is None for r in records), records
 steps = list(adlab.step_sweep(model, 2, schemes=("central",)))

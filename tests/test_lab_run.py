@@ -128,3 +128,40 @@ def test_broken_edit_shows_its_line_and_keeps_results_and_model():
     lab.set_source(good)
     assert lab.error is None and lab.error_box.value == ""
     assert lab.model is not model
+
+
+def test_the_browser_echo_of_a_stream_is_not_applied_again():
+    """jupyter_bokeh's view sends back the events our own patches cause; a streamed
+    point applied again would be doubled in the kernel's copy of the plot."""
+    from bokeh.core.serialization import Serializer
+    from bokeh.document.events import ColumnsStreamedEvent, ModelChangedEvent
+    from jupyter_bokeh import BokehModel
+
+    lab = adlab.Lab(n=3, modes=["reverse"], steps=False, **FAST)
+    lab.run(wait=True)
+    source = lab.plots.series["reverse"]
+    doc = source.document
+    encode = Serializer(references={m: m.ref for m in doc.models}).encode
+    first = {k: v[:1] for k, v in source.data.items()}
+    echo = dict(encode(ColumnsStreamedEvent(doc, source, "data", first, None, None)))
+    points = len(source.data["n"])
+
+    lab.plot_widget._sync_model(lab.plot_widget, {**echo, "event": "jsevent"}, [])
+    assert len(source.data["n"]) == points
+    BokehModel._sync_model(lab.plot_widget, lab.plot_widget, {**echo, "event": "jsevent"}, [])
+    assert len(source.data["n"]) == points + 1  # what the stock widget would do
+
+    # a legend click in the browser (a renderer hidden) still reaches the kernel
+    glyph = next(s for s in lab.plots._series_slots if s.label == "reverse").glyphs["time"][0]
+    hide = ModelChangedEvent(doc, glyph, "visible", False)
+    lab.plot_widget._sync_model(lab.plot_widget, {**encode(hide), "event": "jsevent"}, [])
+    assert glyph.visible is False
+
+
+def test_step_curves_are_capped_at_steps_n_max():
+    lab = adlab.Lab(n=30, modes=["reverse"], steps_n_max=10, **FAST)
+    lab.run(wait=True)
+    assert lab.steps and {s.n for s in lab.steps} == {10}
+    assert max(r.n for r in lab.results) == 30
+    assert "n = 10" in lab.plots.figures["steps"].title.text
+    assert "Step-size curves at n = 10, not 30" in lab.status

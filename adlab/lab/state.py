@@ -52,6 +52,7 @@ from .._model import Model, is_model_source
 from .._types import PRECISIONS, SCHEMES, ModelError, Record, StepRecord
 from ..catalog import catalog, source_of
 from ..measure import bench
+from ..report import to_csv, to_json
 from ._edits import Edits
 
 #: the mode checkboxes; "numpy" is finite differences in plain NumPy (the baseline)
@@ -60,6 +61,10 @@ DEFAULT_N = 1000
 N_MAX = 10_000
 #: a settings change during a run restarts it after this quiet time
 DEBOUNCE_S = 0.3
+#: the step-size curves are drawn at min(n, this): their cost grows as n**2 (n
+#: differences of an n-vector at each of ~60 steps), about 3 minutes at n = 10,000
+#: on a laptop core, during which Stop would have to wait; their shape hardly depends on n
+STEPS_N_MAX = 1000
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
@@ -116,6 +121,7 @@ class _Job:
     jit: bool
     precision: str
     n: int
+    steps_n: int
     options: dict[str, Any] = field(default_factory=dict)
     steps: bool = True
     delay: float = 0.0
@@ -153,6 +159,7 @@ class LabState(HasTraits):
             at once, under ``lock``.
         edits: where edits are saved; default ``.adlab/`` in the working directory.
         steps: whether a run ends with the step-size curves at ``n``.
+        steps_n_max: the largest n of the step-size curves (see ``STEPS_N_MAX``).
         **options: passed to ``adlab.bench`` (``budget_s``, ``repeats``, ...).
     """
 
@@ -188,6 +195,7 @@ class LabState(HasTraits):
         post: Callable[[Callable[[], None]], None] | None = None,
         edits: Edits | str | Path | None = None,
         steps: bool = True,
+        steps_n_max: int = STEPS_N_MAX,
         **options: Any,
     ) -> None:
         super().__init__()
@@ -205,6 +213,7 @@ class LabState(HasTraits):
         self.fixed_sizes = tuple(int(s) for s in sizes) if sizes else None
         self.options = dict(options)
         self.with_steps = steps
+        self.steps_n_max = int(steps_n_max)
         self.edits = edits if isinstance(edits, Edits) else Edits(edits)
         self._originals: dict[str, str] = {}
         if self.fixed_sizes:
@@ -423,6 +432,7 @@ class LabState(HasTraits):
             jit=self.jit,
             precision=self.precision,
             n=self.n,
+            steps_n=min(self.n, self.steps_n_max),
             options=dict(self.options),
             steps=self.with_steps,
             delay=delay,
@@ -434,7 +444,7 @@ class LabState(HasTraits):
         self.results = []
         self.steps = []
         self.crossovers = []
-        self.steps_n = job.n
+        self.steps_n = job.steps_n
         self.run_id = self._generation
         self.progress = 0.0
         self.running = True
@@ -479,11 +489,14 @@ class LabState(HasTraits):
             finally:
                 sweep.close()
             if job.steps:
-                self._emit(job, "status", f"Step sizes at n = {job.n}...")
+                self._emit(job, "status", f"Step sizes at n = {job.steps_n}...")
+                if job.steps_n < job.n:
+                    self._emit(job, "note", f"Step-size curves at n = {job.steps_n}, not "
+                               f"{job.n}: they take minutes there (steps_n_max).")  # fmt: skip
                 # one call, so one reference; the schemes come in order, complex step
                 # last, and a model it refuses (not analytic) raises only when reached
                 try:
-                    for point in step_sweep(job.model, job.n, schemes=SWEEP_SCHEMES,
+                    for point in step_sweep(job.model, job.steps_n, schemes=SWEEP_SCHEMES,
                                             precision=job.precision):  # fmt: skip
                         if self._superseded(job):
                             return
@@ -564,16 +577,21 @@ class LabState(HasTraits):
     def export(self, stem: str | Path | None = None) -> tuple[Path, Path]:
         """Write the records to ``<stem>.csv`` and ``<stem>.json``; returns both paths.
 
-        Default stem: ``.adlab/<model>-<date-time>`` beside the notebook.
+        Default stem: ``.adlab/<model>-<date-time>`` beside the notebook. The
+        formats are ``adlab.to_csv`` and ``adlab.to_json`` (every field, the
+        environment included; ``adlab.from_json`` reads the JSON back).
         """
-        from ._export import write_records
-
         if stem is None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             stem = self.edits.folder / f"{self.model_name}-{stamp}"
+        stem = Path(stem)
         with self.lock:
             records = list(self.results)
-        return write_records(records, Path(stem))
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
+        csv_path.write_text(to_csv(records), encoding="utf-8")
+        json_path.write_text(to_json(records), encoding="utf-8")
+        return csv_path, json_path
 
 
 def _main_crossovers(found: Sequence[Crossover], limit: int = 3) -> list[Crossover]:

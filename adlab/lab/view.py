@@ -109,8 +109,9 @@ class Lab(w.VBox):
         modes: which of "forward", "reverse", "numeric", "complex-step",
             "numpy" (the NumPy baseline) to measure; default all.
         **options: ``n`` (the slider's start), ``steps`` (draw the step-size
-            curves, default True), ``edits`` (folder for saved edits), and
-            options of ``adlab.bench`` such as ``budget_s`` and ``repeats``.
+            curves, default True), ``steps_n_max`` (their largest n, default
+            1000), ``edits`` (folder for saved edits), and options of
+            ``adlab.bench`` such as ``budget_s`` and ``repeats``.
 
     The logic lives in ``lab.state`` (a ``LabState``); the attributes and
     methods below delegate to it. The widgets are attributes too
