@@ -80,7 +80,10 @@ def _jax_one(spec: Spec, i: int, h: float, args):
     n = x.size
     cargs = list(args)
     cargs[i] = x.astype(COMPLEX[np.dtype(spec.dtype).name])
-    F = jax_batch(spec.f, cargs, i, 1j * h * jnp.eye(n, dtype=spec.dtype))
+    ih = jnp.full(n, 1j * h, dtype=COMPLEX[np.dtype(spec.dtype).name])
+    # Dense always: complex arithmetic puts the program over XLA's inline line
+    # (see jax_batch) from n = 3 or so anyway, so the scatter would gain nothing.
+    F = jax_batch(spec.f, cargs, i, np.arange(n), ih, scatter_max=0)
     return to_jacobian(jnp.imag(F) / h, spec.out_shape, x.shape, jnp)
 
 
