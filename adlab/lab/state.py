@@ -17,16 +17,16 @@ generation are dropped, so an old run's points are never drawn over a new one.
 
 from __future__ import annotations
 
-import atexit
 import collections
 import hashlib
 import math
+import queue
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent import futures
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,29 +66,57 @@ DEBOUNCE_S = 0.3
 #: on a laptop core, during which Stop would have to wait; their shape hardly depends on n
 STEPS_N_MAX = 1000
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
+
+class Worker:
+    """One daemon thread running submitted calls in order (a one-thread executor).
+
+    A daemon, unlike ``ThreadPoolExecutor``'s threads, which the interpreter
+    joins at exit: a kernel shut down mid-sweep would first wait for the
+    measurement in flight, a compile at n = 10,000 perhaps.
+    """
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="adlab-lab-worker", daemon=True)
+        self.thread.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        future: Future = Future()
+        self._calls.put((future, fn, args))
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            future, fn, args = self._calls.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # kept in the future, as an executor does
+                future.set_exception(exc)
 
 
-def worker() -> ThreadPoolExecutor:
+_worker: Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def worker() -> Worker:
     """The one thread that does all of the Lab's JAX work, in this process."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="adlab-lab")
-            atexit.register(_executor.shutdown, wait=False, cancel_futures=True)
-        return _executor
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = Worker()
+        return _worker
 
 
 def log_sizes(n: int, fixed: Sequence[int] | None = None) -> list[int]:
     """The sizes of a sweep up to ``n``: 1, 3, 10, 30, ... below n, then n itself.
 
-    With ``fixed`` sizes, those up to ``n`` (or the smallest, when none is).
+    With ``fixed`` sizes, those up to ``n`` (or n itself, when none is).
     """
     n = max(1, int(n))
     if fixed:
-        chosen = sorted({int(s) for s in fixed if int(s) <= n})
-        return chosen or [min(int(s) for s in fixed)]
+        return sorted({int(s) for s in fixed if int(s) <= n}) or [n]
     out, k = [], 0
     while True:
         s = round(10 ** (k / 2))  # 1, 3, 10, 32 -> 30, 100, ...
@@ -459,7 +487,7 @@ class LabState(HasTraits):
         """From the worker: hand one event to the UI side."""
         self._queue.append((job.generation, kind, payload))
         if self._post is not None:
-            self._post(self._drain)
+            self._post(self._drain_posted)
             return
         try:
             self._drain()
@@ -511,6 +539,14 @@ class LabState(HasTraits):
             raise
         except Exception as exc:
             self._emit(job, "failed", exc)
+
+    def _drain_posted(self) -> None:
+        """``_drain`` run by the kernel's IO loop, where an exception would only be logged."""
+        try:
+            self._drain()
+        except Exception as exc:
+            self.bugs.append(exc)
+            self.status = f"Internal error while showing results: {type(exc).__name__}: {exc}"
 
     def _drain(self) -> None:
         """On the UI side: apply the queued events of the current run, in one batch."""

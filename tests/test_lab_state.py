@@ -1,0 +1,55 @@
+"""The Lab's state alone (no widgets), on the path a Jupyter kernel takes.
+
+In a kernel, results reach the traits through the kernel's IO loop (``post``),
+never from the worker thread. Here a queue stands in for the IO loop, and the
+test's thread plays the kernel's main thread.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from _lab_helpers import FAST
+
+from adlab.lab.state import LabState, log_sizes
+
+
+def test_results_change_only_on_the_ui_thread(tmp_path):
+    loop: queue.Queue = queue.Queue()
+    state = LabState(n=10, modes=["forward", "numpy"], post=loop.put, edits=tmp_path, **FAST)
+    threads = set()
+    state.observe(lambda _: threads.add(threading.current_thread()), ["results", "steps", "status"])
+    state.run()
+    start = time.monotonic()
+    while state.running and time.monotonic() - start < 120:  # the IO loop, turning
+        try:
+            loop.get(timeout=0.05)()
+        except queue.Empty:
+            pass
+    assert not state.running and state.status.startswith("Done")
+    assert threads == {threading.current_thread()}
+    assert state.results and state.steps and not state.bugs
+    assert {r.label for r in state.results} >= {"forward", "numeric[central](numpy)"}
+
+
+def test_wait_applies_results_on_the_calling_thread(tmp_path):
+    loop: queue.Queue = queue.Queue()  # never turned: as in a cell running lab.run(wait=True)
+    state = LabState(n=3, modes=["reverse"], post=loop.put, steps=False, edits=tmp_path, **FAST)
+    state.run(wait=True)
+    assert not state.running and state.results
+    assert not loop.empty()  # the IO loop's callbacks find nothing left to do
+    before = list(state.results)
+    while not loop.empty():
+        loop.get()()
+    assert state.results == before
+
+
+def test_log_sizes():
+    assert log_sizes(1) == [1]
+    assert log_sizes(7) == [1, 3, 7]
+    assert log_sizes(1000) == [1, 3, 10, 30, 100, 300, 1000]
+    assert log_sizes(10_000)[-3:] == [1000, 3000, 10_000]
+    assert log_sizes(50, fixed=[5, 20, 100]) == [5, 20]
+    assert log_sizes(2, fixed=[5, 20]) == [2]
