@@ -1,0 +1,233 @@
+"""bench(): the record schema, errors against the reference, budget skips, interruption."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import adlab
+from adlab import Model, Record, Variant
+from adlab.measure._budget import Budget
+from adlab.measure._variant import parse_variant, parse_variants, split_variants
+
+FAST = dict(repeats=3, target_s=0.002)
+
+
+@pytest.fixture(scope="module")
+def records() -> list[Record]:
+    modes = ["forward", "reverse", "numeric[richardson]", "complex-step", "numeric(numpy)"]
+    sweep = adlab.bench("normal_logpdf", [5, 2], modes, **FAST)
+    out = list(sweep)
+    assert len(out) == sweep.total == len(sweep.records)
+    return out
+
+
+def test_records_come_in_size_order_with_one_primal_per_options(records):
+    assert [r.n for r in records] == sorted(r.n for r in records)
+    at2 = [r.label for r in records if r.n == 2]
+    assert at2 == ["primal", "forward", "reverse", "numeric[richardson]", "complex-step",
+                   "primal(numpy)", "numeric[central](numpy)"]  # fmt: skip
+
+
+def test_every_record_has_the_schema(records):
+    fields = {f.name for f in dataclasses.fields(Record)}
+    for r in records:
+        assert set(r.to_dict()) == fields
+        assert r.model == "normal_logpdf" and r.skipped is None
+        assert r.min_s <= r.median_s and r.iqr_s >= 0 and r.loops >= 1 and r.repeats == 3
+        assert isinstance(r.unstable, bool)
+        assert r.primal_s > 0
+        assert r.ratio_to_primal == pytest.approx(r.median_s / r.primal_s)
+        assert r.f_evals >= 1
+        for key in ("adlab", "jax", "numpy", "device", "cpu_count", "precision", "xla_flags"):
+            assert key in r.env
+        assert r.env["precision"] == r.precision == "float64"
+
+
+def test_xla_cost_for_jitted_jax_only(records):
+    for r in records:
+        if r.backend == "jax":
+            assert r.jit and r.flops > 0 and r.primal_flops > 0 and r.floor_s > 0
+            assert r.flops_ratio == pytest.approx(r.flops / r.primal_flops)
+            assert r.bytes_accessed > 0 and r.temp_bytes is not None
+        else:
+            assert not r.jit
+            assert r.flops is r.flops_ratio is r.floor_s is None
+
+
+def test_f_evals_per_mode(records):
+    by = {(r.label, r.n): r.f_evals for r in records}
+    assert by["forward", 5] == 5 and by["reverse", 5] == 1
+    assert by["numeric[richardson]", 5] == 20 and by["complex-step", 5] == 5
+    assert by["numeric[central](numpy)", 5] == 10
+
+
+def test_errors_against_the_float64_reverse_reference(records):
+    for r in records:
+        if r.mode == "primal":
+            assert r.error is None
+            continue
+        assert r.reference_trusted is True
+        assert r.error_norm is not None and r.error_norm <= r.error * math.sqrt(r.n) + 1e-300
+        bound = {"forward": 1e-14, "reverse": 0.0, "complex-step": 1e-14}.get(r.mode, 1e-5)
+        assert r.error <= bound
+    rich = [r for r in records if r.scheme == "richardson"]
+    assert rich and all(r.error_estimate is not None for r in rich)
+    assert all(r.error_estimate is None for r in records if r.scheme != "richardson")
+
+
+def test_json_round_trip_and_csv(records):
+    text = adlab.to_json(records)
+    assert adlab.from_json(text) == records
+    assert isinstance(json.loads(text), list)
+    rows = adlab.to_csv(records).splitlines()
+    assert len(rows) == len(records) + 1
+    assert "median_s" in rows[0] and "env.jax" in rows[0]
+
+
+def test_tables_show_every_series(records):
+    table = adlab.format_table(records)
+    for label in {r.label for r in records}:
+        assert label in table
+    assert "n = 2" in table and "n = 5" in table
+    assert "numeric[richardson]" in adlab.format_records(records)
+
+
+def test_non_finite_values_survive_json():
+    r = Record(model="m", mode="numeric", n=1, label="x", scheme="central", jit=True,
+               precision="float64", backend="jax", error=math.inf)  # fmt: skip
+    assert adlab.from_json(adlab.to_json([r]))[0].error == math.inf
+
+
+# --------------------------------------------------------------- variants
+def test_variant_strings():
+    v = parse_variant("numeric[richardson](eager,float32)")
+    assert (v.mode, v.scheme, v.jit, v.precision) == ("numeric", "richardson", False, "float32")
+    assert parse_variant("numeric(numpy)").backend == "numpy"
+    defaults = dict(scheme="central", jit=True, precision="float64", backend="jax")
+    assert v.resolve(**defaults).label == "numeric[richardson](eager,float32)"
+    assert parse_variant("numeric").resolve(**defaults).label == "numeric[central]"
+    assert parse_variant({"mode": "reverse", "label": "mine"}).resolve(**defaults).label == "mine"
+    assert split_variants("forward,reverse(eager,float32), numeric[central]") == [
+        "forward", "reverse(eager,float32)", "numeric[central]"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [("reverse[central]", "only 'numeric'"), ("forward(fast)", "unknown option"),
+     ("backward", "unknown mode"), ("numeric[", "cannot read")],
+)  # fmt: skip
+def test_bad_variants_say_what_to_write(spec, match):
+    with pytest.raises(ValueError, match=match):
+        parse_variants([spec])
+
+
+def test_a_mode_that_cannot_run_on_a_backend_is_refused_before_the_sweep():
+    with pytest.raises(ValueError, match="does not run on backend 'numpy'"):
+        adlab.bench("normal_logpdf", [2], ["reverse(numpy)"])
+
+
+# ----------------------------------------------------------------- budget
+def test_budget_extrapolates_log_log_through_the_last_two_sizes():
+    b = Budget(1.0)
+    b.add("a", 10, 1e-3, 0.05, 1e-3, 20)
+    assert b.predict_call("a", 100) == pytest.approx(1e-3 * 100)  # one size: n^2 for f_evals > 1
+    b.add("a", 100, 1e-2, 0.05, 1e-2, 200)
+    assert b.predict_call("a", 1000) == pytest.approx(1e-1)  # slope 1 from the two sizes
+    assert b.predict_point("a", 1000) == pytest.approx(0.05 + 3 * 1e-1)
+    assert b.over("a", 1000) is None
+    assert b.over("a", 10000) == "predicted 3 s > budget 1 s"
+
+
+def _slow_model(calls: dict[int, int], per_element_s: float) -> Model:
+    """A NumPy model whose f sleeps n * per_element_s and counts its calls per n."""
+
+    def f(x):
+        calls[x.size] = calls.get(x.size, 0) + 1
+        time.sleep(x.size * per_element_s)
+        return np.sum(x**2)
+
+    return Model.from_function(jnp.sum, lambda n, rng: (rng.normal(size=n),), name="slow",
+                               f_numpy=f)  # fmt: skip
+
+
+def test_a_point_predicted_over_budget_is_skipped_without_running():
+    calls: dict[int, int] = {}
+    model = _slow_model(calls, 1e-3)
+    sweep = adlab.bench(model, [1, 2, 40], ["numeric[forward](numpy)"], budget_s=0.5,
+                        reference=None, **FAST)  # fmt: skip
+    seen = []
+    for r in sweep:
+        seen.append(r)
+        if r.n == 40 and r.mode == "primal":
+            before = calls[40]
+    last = seen[-1]
+    assert (last.n, last.mode) == (40, "numeric")
+    assert last.skipped.startswith("predicted ") and last.skipped.endswith("> budget 500 ms")
+    assert calls[40] == before  # the derivative at n = 40 never called f
+    assert last.median_s is None and last.primal_s == seen[-2].median_s
+
+
+def test_a_first_call_over_budget_is_the_whole_measurement():
+    calls: dict[int, int] = {}
+    model = _slow_model(calls, 0.1)  # 0.3 s per call at n = 3
+    sweep = adlab.bench(model, [3], ["primal(numpy)"], budget_s=0.5, reference=None)
+    (r,) = list(sweep)
+    assert (r.loops, r.repeats) == (1, 1) and r.unstable
+    assert "one call only" in r.note
+    assert calls[3] == 2  # prepare's shape check and the warm-up: no autorange, no repeats
+
+
+def test_a_model_error_at_one_size_is_recorded_and_the_sweep_goes_on():
+    source = (
+        "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n"
+        "def f(x):\n    y = np.reshape(x, (2,))\n    return np.sum(y ** 2)\n"
+    )
+    model = Model.from_source(source, name="two_only")
+    recs = list(adlab.bench(model, [2, 3], ["forward", "reverse"], **FAST))
+    assert [r.skipped is None for r in recs if r.n == 2] == [True, True, True]
+    bad = [r for r in recs if r.n == 3]
+    assert len(bad) == 3 and all(r.skipped and "line 5" in r.skipped for r in bad)
+
+
+def test_ctrl_c_leaves_the_records_measured_so_far_intact():
+    calls = 0
+
+    def f(x):
+        nonlocal calls
+        calls += 1
+        if x.size == 3:
+            raise KeyboardInterrupt  # as if Ctrl-C arrived inside a measurement
+        return np.sum(x**2)
+
+    model = Model.from_function(jnp.sum, lambda n, rng: (rng.normal(size=n),), name="ctrl_c",
+                                f_numpy=f)  # fmt: skip
+    sweep = adlab.bench(model, [1, 2, 3], ["numeric(numpy)"], reference=None, **FAST)
+    got = []
+    with pytest.raises(KeyboardInterrupt):
+        for r in sweep:
+            got.append(r)
+    assert [(r.n, r.mode) for r in got] == [(1, "primal"), (1, "numeric"), (2, "primal"),
+                                            (2, "numeric")]  # fmt: skip
+    assert sweep.records == got
+    assert all(r.skipped is None and r.median_s > 0 for r in got)
+    with pytest.raises(StopIteration):
+        next(sweep)
+
+
+def test_variants_may_bring_their_own_models():
+    modes = [
+        Variant("reverse", label="loop", model="mlp_per_sample",
+                settings={"N1": 8, "N2": 3, "STYLE": "map"}),
+        Variant("reverse", label="batched", model="mlp_batched", settings={"N1": 8, "N2": 3}),
+    ]  # fmt: skip
+    recs = list(adlab.bench("mlp_batched", [4], modes, reference=None, **FAST))
+    assert [r.label for r in recs] == ["loop: primal", "loop", "batched: primal", "batched"]
+    assert recs[0].settings["STYLE"] == "map" and recs[1].model == "mlp_per_sample"
+    assert recs[1].primal_s == recs[0].median_s
