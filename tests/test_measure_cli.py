@@ -1,0 +1,114 @@
+"""``adlab bench``: JSON, CSV and the table on stdout; cases; layering of the measure package."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import adlab
+from adlab.cli import build_parser, main
+from adlab.measure.cases import CASES, findings
+
+REPO = Path(adlab.__file__).resolve().parent.parent
+FAST = ["--repeats", "3", "--quiet"]
+
+
+def test_json_is_exactly_a_list_of_records_from_python_minus_m():
+    proc = subprocess.run(
+        [sys.executable, "-m", "adlab", "bench", "--model", "normal_logpdf", "--sizes", "2,3",
+         "--modes", "forward,numeric[richardson]", "--json", *FAST],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)  # the whole of stdout, nothing else
+    assert [(d["n"], d["label"]) for d in data] == [
+        (2, "primal"), (2, "forward"), (2, "numeric[richardson]"),
+        (3, "primal"), (3, "forward"), (3, "numeric[richardson]"),
+    ]  # fmt: skip
+    assert adlab.from_json(proc.stdout)[1].error == data[1]["error"]
+
+
+def test_csv_has_one_row_per_record(capsys):
+    assert main(["bench", "--sizes", "2", "--modes", "reverse", "--csv", *FAST]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["label"] for r in rows] == ["primal", "reverse"]
+    assert float(rows[1]["median_s"]) > 0 and rows[1]["env.precision"] == "float64"
+
+
+def test_table_and_long_listing(capsys, tmp_path):
+    model = tmp_path / "quartic.py"
+    model.write_text(
+        '"""x^4 summed."""\n\ndef setup(n, rng):\n    return (rng.normal(size=n),)\n\n'
+        "def f(x):\n    return np.sum(x ** 4)\n"
+    )
+    code = main(["bench", "--model", str(model), "--sizes", "2,4", "--modes",
+                 "forward,numeric(numpy)", "--long", *FAST])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "quartic" in out and "n = 2" in out and "n = 4" in out
+    assert "numeric[central](numpy)" in out and "loops x rep" in out
+
+
+def test_every_case_name_is_accepted():
+    for name in CASES:
+        args = build_parser().parse_args(["bench", "--case", name, "--quick"])
+        assert args.case == name
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bench", "--case", "no-such-case"])
+
+
+def test_a_case_runs_end_to_end_and_reads_its_findings(capsys):
+    assert main(["bench", "--case", "jacobian", "--quick", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "Case jacobian (question 4)" in out
+    for label in ("forward", "reverse", "numeric[central]", "complex-step"):
+        assert label in out
+    assert "fastest derivative at n=21" in out and "The question:" in out
+
+
+def test_findings_name_growth_and_the_fastest():
+    recs = [
+        adlab.Record(
+            model="m",
+            mode=mode,
+            n=n,
+            label=mode,
+            scheme=None,
+            jit=True,
+            precision="float64",
+            backend="jax",
+            median_s=t,
+        )  # fmt: skip
+        for mode, times in {"reverse": (1e-5, 1.1e-5), "forward": (5e-6, 5e-4)}.items()
+        for n, t in zip((10, 1000), times, strict=True)
+    ]
+    text = "\n".join(findings(recs))
+    assert "reverse: x1.1 from n=10 to n=1000" in text and "flat" in text
+    assert "forward: x100" in text and "fastest derivative at n=10: forward" in text
+    assert "reverse overtakes forward" in text
+
+
+def test_bad_options_exit_2_with_a_message(capsys):
+    assert main(["bench", "--sizes", "2", "--modes", "backward", "--quiet"]) == 2
+    assert "unknown mode 'backward'" in capsys.readouterr().err
+    assert main(["bench", "--case", "backends", "--model", "rosenbrock", "--quiet"]) == 2
+
+
+def test_the_measure_layer_imports_no_widget_or_plotting_library():
+    code = (
+        "import adlab, adlab.measure, adlab.measure.cases, adlab.measure._cli, adlab.report\n"
+        "from adlab.cli import build_parser; build_parser()\n"
+        "import sys, json\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('ipywidgets', 'bokeh', 'jupyter_bokeh', 'jupyterlab', 'IPython'))))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
