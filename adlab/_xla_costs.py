@@ -1,0 +1,113 @@
+"""What XLA says a derivative costs, without running it: flops and memory per mode and n.
+
+Timings move with the machine and its load; XLA's own analysis of the
+compiled program does not. ``xla_costs`` compiles each mode (and the primal)
+at each size and reads the flop count and the memory analysis: temporary
+buffers (what the program needs beside its inputs and outputs; for reverse
+mode, the intermediates it keeps for the backward pass), arguments and
+outputs. Nothing is timed.
+
+XLA counts the body of a loop once, whatever its trip count (``lax.map``,
+``fori_loop``): compare flops only between programs without loops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ._derivative import prepare
+from ._model import Model
+from ._table import Table
+from .measure import parse_variant, resolve_model
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """XLA's analysis of one compiled derivative (or of the primal, ``mode="primal"``).
+
+    Attributes:
+        model, label, mode, n, precision: what was compiled (``label`` as in a Record).
+        f_evals: evaluations of f (AD: passes) per derivative.
+        flops: XLA's flop count; ``primal_flops`` the same for f; ``flops_ratio`` their ratio.
+        temp_bytes: temporary buffers; argument_bytes, output_bytes: inputs and outputs.
+        bytes_accessed: bytes read and written, XLA's estimate.
+    """
+
+    model: str
+    label: str
+    mode: str
+    n: int
+    precision: str
+    f_evals: int
+    flops: float
+    primal_flops: float
+    flops_ratio: float
+    temp_bytes: float
+    argument_bytes: float
+    output_bytes: float
+    bytes_accessed: float
+
+
+def xla_costs(
+    model: str | Model,
+    sizes: Iterable[int],
+    modes: Sequence[str] = ("forward", "reverse"),
+    *,
+    precision: str = "float64",
+    seed: int = 0,
+) -> list[CostRow]:
+    """Compile ``modes`` (variants such as "numeric[central]") at each size; XLA's costs.
+
+    One row per (n, mode), sizes ascending, modes in the order given. JAX
+    variants only: NumPy and eager runs have no compiled program to analyse.
+    """
+    m = resolve_model(model)
+    variants = [parse_variant(s) for s in modes]
+    for v in variants:
+        if v.backend == "numpy" or v.jit is False:
+            raise ValueError(f"{v.mode!r}: XLA analyses compiled JAX programs only (jit, jax)")
+    out = []
+    for n in sorted({int(s) for s in sizes}):
+        point = m.setup(n, seed)
+        primal = prepare(m, *point, mode="primal", precision=precision).cost() or {}
+        pflops = primal.get("flops", math.nan)
+        for spec, v in zip(modes, variants, strict=True):
+            p = prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
+                        precision=v.precision or precision)  # fmt: skip
+            cost = p.cost() or {}
+            flops = cost.get("flops", math.nan)
+            out.append(CostRow(
+                model=m.name, label=v.label or spec, mode=v.mode, n=n,
+                precision=v.precision or precision, f_evals=p.f_evals,
+                flops=flops, primal_flops=pflops,
+                flops_ratio=flops / pflops if pflops else math.nan,
+                temp_bytes=cost.get("temp_bytes", math.nan),
+                argument_bytes=cost.get("argument_bytes", math.nan),
+                output_bytes=cost.get("output_bytes", math.nan),
+                bytes_accessed=cost.get("bytes_accessed", math.nan),
+            ))  # fmt: skip
+    return out
+
+
+def human_bytes(b: float) -> str:
+    """'512 B', '7.8 KiB', '7.6 MiB'."""
+    if not math.isfinite(b):
+        return "-"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(b) >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def costs_table(rows: Sequence[CostRow]) -> Table:
+    """One line per (mode, n): f evals, flops and their ratio to f, and memory."""
+    return Table.of(
+        ("mode", "n", "f evals", "flops", "flops / f", "temp memory", "arguments", "output"),
+        [(r.label, r.n, r.f_evals, f"{r.flops:.3g}", f"{r.flops_ratio:.3g}",
+          human_bytes(r.temp_bytes), human_bytes(r.argument_bytes), human_bytes(r.output_bytes))
+         for r in rows],  # fmt: skip
+        title=f"XLA's analysis of the compiled programs ({rows[0].model}, {rows[0].precision})"
+        if rows else "",
+    )
