@@ -18,6 +18,7 @@ which never use the rules, are what expose it (see ``adlab.step_sweep``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,18 +111,28 @@ class Reference:
     note: str | None = None
 
 
-def reference(model: Any, *args: Any, wrt: Any = None) -> Reference:
+def reference(
+    model: Any, *args: Any, wrt: Any = None, derive: Callable[[str], Any] | None = None
+) -> Reference:
     """The float64 reverse-mode derivative, cross-checked against forward mode.
 
     Raises what reverse mode raises (``ModelError``, ``SizeError``); a failure of
     forward mode alone (e.g. a ``jax.custom_vjp`` model, which has no forward
     mode) gives an unchecked reference (``trusted=None``) with the reason.
+    ``derive(mode)``, when given, computes the float64 derivative in ``mode``
+    instead of ``adlab.derivative`` (a sweep passes its own compiled derivatives,
+    so that nothing is compiled twice).
     """
     from ._derivative import derivative  # the engine; imported late to avoid a cycle
 
-    rev = derivative(model, *args, mode="reverse", wrt=wrt, precision="float64")
+    if derive is None:
+
+        def derive(mode: str) -> Any:
+            return derivative(model, *args, mode=mode, wrt=wrt, precision="float64")
+
+    rev = derive("reverse")
     try:
-        fwd = derivative(model, *args, mode="forward", wrt=wrt, precision="float64")
+        fwd = derive("forward")
     except Exception as exc:  # any failure of forward mode alone leaves it unchecked
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Reference(rev, None, math.nan, note=f"not checked: forward mode failed ({first})")
