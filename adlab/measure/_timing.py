@@ -25,8 +25,8 @@ from .._types import Timing
 
 #: default seconds per repeat that autorange aims for (timeit's CLI: 0.2)
 TARGET_S = 0.01
-#: default number of repeats (timeit's CLI: 5)
-REPEATS = 7
+#: default number of repeats (as timeit's CLI)
+REPEATS = 5
 #: spread (IQR / median) above which a timing is flagged ``unstable``
 SPREAD_LIMIT = 0.25
 #: fewer repeats than this cannot tell a spread: flagged ``unstable``
