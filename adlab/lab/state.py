@@ -300,7 +300,10 @@ class LabState(HasTraits):
                     "(Reset to go back to the original)."
                 )
                 if self.error is not None:  # a broken saved edit: run the original meanwhile
-                    self.model = self._compile(original, name)
+                    try:
+                        self.model = self._compile(original, name)
+                    except Exception:  # noqa: BLE001 - the edit's own error is what to show
+                        return
                     self.status += " It does not run yet, so the original model runs meanwhile."
             elif self.error is None:
                 self.status = f"Model {name}: press Run to measure."
@@ -398,7 +401,10 @@ class LabState(HasTraits):
         if self._quiet or change["new"] == change["old"]:
             return
         with self.lock:
-            if self.running:
+            if self.running and not self.modes:
+                self.stop()
+                self.status += " No mode is chosen."
+            elif self.running:
                 self._begin(delay=DEBOUNCE_S)
             elif self.results and self.error is None:
                 self.status = "Settings changed: press Run to measure with them."
