@@ -152,13 +152,18 @@ def get_case(name: str) -> Case:
         raise ValueError(f"no case {name!r}; choose one of {sorted(CASES)}") from None
 
 
-def _growth(times: Mapping[int, float]) -> tuple[int, int, float, float] | None:
+def _power(times: Mapping[int, float], lo: int, hi: int) -> float:
+    return math.log(times[hi] / times[lo]) / math.log(hi / lo)
+
+
+def _growth(times: Mapping[int, float]) -> tuple[int, int, float, int, float] | None:
+    """(lo, hi, t_hi / t_lo, start of the last decade, exponent over it)."""
     ns = sorted(times)
     if len(ns) < 2:
         return None
     lo, hi = ns[0], ns[-1]
-    ratio = times[hi] / times[lo]
-    return lo, hi, ratio, math.log(ratio) / math.log(hi / lo)
+    last = max((n for n in ns if n <= hi / 5), default=lo)  # about the last decade
+    return lo, hi, times[hi] / times[lo], last, _power(times, last, hi)
 
 
 def findings(records: Iterable[Record]) -> list[str]:
@@ -173,15 +178,34 @@ def findings(records: Iterable[Record]) -> list[str]:
         g = _growth(ts)
         if g is None:
             continue
-        lo, hi, ratio, power = g
+        lo, hi, ratio, last, power = g
         shape = "flat" if power < 0.25 else "~linear" if power < 1.4 else "superlinear"
-        out.append(f"{label}: x{ratio:.3g} from n={lo} to n={hi} (~ n^{power:.2f}, {shape})")
+        out.append(
+            f"{label}: x{ratio:.3g} from n={lo} to n={hi}; from n={last} on it grows "
+            f"~ n^{power:.2f} ({shape})"
+        )
+    floors = [r.floor_s for r in records if r.floor_s]
+    if floors:
+        floor = min(floors)
+        for n in sorted({r.n for r in records}):
+            near = [lab for lab, ts in times.items() if n in ts and ts[n] < 2 * floor
+                    and not _primal(records, lab)]  # fmt: skip
+            if near:
+                out.append(
+                    f"at n={n}, {', '.join(near)}: within 2x of the dispatch floor "
+                    f"({seconds(floor)}): bound by call overhead, not arithmetic"
+                )
     for n in sorted({r.n for r in records}):
         at = {lab: ts[n] for lab, ts in times.items() if n in ts}
         derivs = {lab: t for lab, t in at.items() if not _primal(records, lab)}
         if derivs:
             best = min(derivs, key=derivs.get)
             out.append(f"fastest derivative at n={n}: {best} ({seconds(derivs[best])})")
+    measured = [r for r in records if r.mode != "primal" and r.ratio_to_primal is not None]
+    if measured:
+        top = max(r.n for r in measured)
+        ratios = ", ".join(f"{r.label} {r.ratio_to_primal:.2g}x" for r in measured if r.n == top)
+        out.append(f"at n={top}, time per derivative / time of f: {ratios}")
     derivative_records = [r for r in records if r.mode != "primal"]
     for c in crossovers(derivative_records):
         out.append(c.describe())
