@@ -105,11 +105,13 @@ def ratio_table(records: Iterable[Record], numerator: str, denominator: str) -> 
 
 # ------------------------------------------------------------------- Jacobians
 def per_output_row(records: Iterable[Record], label: str = "reverse") -> Table:
-    """A reverse-mode Jacobian's time per output row (time / passes), against the primal.
+    """A reverse-mode Jacobian's cost per output row (time / passes), against the primal.
 
     Reverse mode pulls one cotangent back per output: its ``f_evals`` are the
     number of outputs m, so time / m is the cost of one row, a vector-Jacobian
-    product. The cheap-gradient principle says that is a small multiple of f.
+    product, and so are XLA's flops / m. The cheap-gradient principle says a
+    row's arithmetic is a small multiple of f's; its time can be less than a
+    call of f, because JAX batches the m rows into one program (one dispatch).
     """
     rows = []
     for r in _measured(records):
@@ -117,8 +119,14 @@ def per_output_row(records: Iterable[Record], label: str = "reverse") -> Table:
             continue
         row_s = r.median_s / r.f_evals
         ratio = f"{row_s / r.primal_s:.3g}x" if r.primal_s else "-"
-        rows.append((r.n, r.f_evals, seconds(r.median_s), seconds(row_s), ratio))
-    return Table.of(("n", "rows (outputs)", "Jacobian", "per row", "per row / f"), rows)
+        flops = f"{r.flops_ratio / r.f_evals:.3g}x" if r.flops_ratio else "-"
+        rows.append((r.n, r.f_evals, seconds(r.median_s), seconds(row_s), ratio, flops))
+    return Table.of(
+        ("n", "rows (outputs)", "Jacobian", "time per row", "time per row / f",
+         "flops per row / f"), rows,
+        notes=["time per row / f: the Jacobian's time / rows / the primal's time; "
+               "flops the same from XLA's counts"],
+    )  # fmt: skip
 
 
 # -------------------------------------------------------------------- accuracy

@@ -102,12 +102,19 @@ def human_bytes(b: float) -> str:
 
 
 def costs_table(rows: Sequence[CostRow]) -> Table:
-    """One line per (mode, n): f evals, flops and their ratio to f, and memory."""
+    """One line per (mode, n): f evals, flops and their ratio to f, and memory
+    (with a model column when the rows hold several models)."""
+    models = list(dict.fromkeys(r.model for r in rows))
+    several = len(models) > 1
+    columns = ("mode", "n", "f evals", "flops", "flops / f", "temp memory", "arguments",
+               "output")  # fmt: skip
+    body = [((r.model,) if several else ()) + (
+        r.label, r.n, r.f_evals, f"{r.flops:.3g}", f"{r.flops_ratio:.3g}",
+        human_bytes(r.temp_bytes), human_bytes(r.argument_bytes), human_bytes(r.output_bytes),
+    ) for r in rows]  # fmt: skip
+    precisions = ", ".join(dict.fromkeys(r.precision for r in rows))
     return Table.of(
-        ("mode", "n", "f evals", "flops", "flops / f", "temp memory", "arguments", "output"),
-        [(r.label, r.n, r.f_evals, f"{r.flops:.3g}", f"{r.flops_ratio:.3g}",
-          human_bytes(r.temp_bytes), human_bytes(r.argument_bytes), human_bytes(r.output_bytes))
-         for r in rows],  # fmt: skip
-        title=f"XLA's analysis of the compiled programs ({rows[0].model}, {rows[0].precision})"
+        (("model",) if several else ()) + columns, body,
+        title=f"XLA's analysis of the compiled programs ({', '.join(models)}; {precisions})"
         if rows else "",
     )

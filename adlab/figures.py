@@ -95,8 +95,10 @@ def lines(
     )  # fmt: skip
     fig.add_layout(legend, "below")
     dashed = list(dashed)
+    colors = assign_colors([lab for lab in series if lab not in dashed], colors)
     drawn = []
-    for i, (label, pts) in enumerate(series.items()):
+    xs_all: list[float] = []
+    for label, pts in series.items():
         keep = [
             (x, y) for x, y in pts
             if (not log_x or _positive(x) == x) and (not log_y or _positive(y) == y)
@@ -106,15 +108,18 @@ def lines(
         keep.sort()
         src = ColumnDataSource({"x": [p[0] for p in keep], "y": [p[1] for p in keep],
                                 "label": [label] * len(keep)})  # fmt: skip
+        xs_all += [p[0] for p in keep]
         if label in dashed:
             style = {"color": "black", "line_dash": _DASHES[dashed.index(label) % len(_DASHES)]}
         else:
-            style = {"color": (colors or {}).get(label) or series_color(label, i)}
+            style = {"color": colors[label]}
         line = fig.line("x", "y", source=src, line_width=2, legend_label=label, **style)
         dots = fig.scatter("x", "y", source=src, size=6, color=style["color"],
                            legend_label=label)  # fmt: skip
         drawn += [line, dots]
     for y, text in hlines:
+        if xs_all:  # an invisible point, so that the line is inside the plot's range
+            fig.scatter([min(xs_all)], [y], alpha=0)
         fig.add_layout(Span(location=y, dimension="width", line_color="#888888",
                             line_dash="dashed"))  # fmt: skip
         fig.add_layout(Label(x=5, y=y, x_units="screen", text=text, text_font_size="8pt",
@@ -124,6 +129,26 @@ def lines(
                                       ("y", f"@y{y_format}")]))  # fmt: skip
     fig.title.text_font_size = "11pt"
     return fig
+
+
+_MODES = ("forward", "reverse", "numeric", "complex-step")
+
+
+def assign_colors(labels: Sequence[str], given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A distinct color per label: the Lab's color for a plain mode label ("reverse",
+    "numeric[central]", "reverse(eager)"), else the next unused palette color."""
+    out = dict(given or {})
+    used = set(out.values())
+    for label in labels:
+        if label in out:
+            continue
+        mode = label.split("[")[0].split("(")[0]
+        color = series_color(label, 0) if mode in _MODES or "numpy" in label else None
+        if color is None or color in used:
+            color = next((c for c in Category10_10 if c not in used), Category10_10[0])
+        out[label] = color
+        used.add(color)
+    return out
 
 
 def _by_label(records: Iterable[Record], field: str, primal: bool) -> dict[str, list]:
@@ -150,6 +175,9 @@ def records_figure(
     records = list(records)
     series = _by_label(records, y, primal)
     primals = [r.label for r in records if r.mode == "primal"]
+    # colors from every derivative series of the records, so all figures of one sweep agree
+    derivs = list(dict.fromkeys(r.label for r in records if r.mode != "primal"))
+    kw["colors"] = assign_colors(derivs, kw.get("colors"))
     return lines(series, title=title, x_label="n", y_label=y_label, hlines=hlines,
                  dashed=dict.fromkeys(primals), **kw)  # fmt: skip
 
@@ -199,21 +227,26 @@ def error_figure(records: Iterable[Record], *, title: str = "Error against n", *
     records = [r for r in records if r.error is not None]
     series = {lab: [(n, e if e else ERROR_FLOOR) for n, e in pts]
               for lab, pts in _by_label(records, "error", False).items()}  # fmt: skip
+    kw["colors"] = assign_colors(list(series), kw.get("colors"))
     return lines(series, title=title, x_label="n", y_label="max relative error",
                  y_format="{0.0e}", **kw)  # fmt: skip
 
 
 def costs_figure(
     rows: Sequence[CostRow], y: str = "flops_ratio", *, title: str, y_label: str,
-    hlines: Sequence[tuple[float, str]] = (), **kw: Any,
+    hlines: Sequence[tuple[float, str]] = (), zero_at: float | None = None, **kw: Any,
 ) -> Any:  # fmt: skip
     """A ``CostRow`` field (``flops_ratio``, ``temp_bytes``, ...) against n, per mode
-    (per model and mode when the rows hold several models)."""
+    (per model and mode when the rows hold several models). A log axis cannot show 0:
+    with ``zero_at`` zeros are drawn there (say so in the title), else left out."""
     several = len({r.model for r in rows}) > 1
     series: dict[str, list] = {}
     for r in rows:
         key = f"{r.model}: {r.label}" if several else r.label
-        series.setdefault(key, []).append((r.n, getattr(r, y)))
+        value = getattr(r, y)
+        if zero_at is not None and value == 0:
+            value = zero_at
+        series.setdefault(key, []).append((r.n, value))
     return lines(series, title=title, x_label="n", y_label=y_label, hlines=hlines, **kw)
 
 
@@ -270,6 +303,7 @@ def grouped_bars(
     src = ColumnDataSource({"f": factors, "value": values, "color": colors,
                             "kind": [k for _, k, _ in items]})  # fmt: skip
     fig.hbar(y="f", right="value", left=smallest / 10, height=0.8, color="color", source=src)
+    fig.yaxis.group_label_orientation = "horizontal"  # group names read across, not up
     fmt = "{0.000a}s" if unit == "s" else "{0.0e}"
     fig.add_tools(HoverTool(tooltips=[("", "@kind"), ("value", f"@value{fmt}")]))
     fig.title.text_font_size = "11pt"
