@@ -139,15 +139,18 @@ def assign_colors(labels: Sequence[str], given: Mapping[str, str] | None = None)
     "numeric[central]", "reverse(eager)"), else the next unused palette color."""
     out = dict(given or {})
     used = set(out.values())
-    for label in labels:
-        if label in out:
-            continue
+    for label in labels:  # first the plain mode labels, so that they keep the Lab's colors
         mode = label.split("[")[0].split("(")[0]
-        color = series_color(label, 0) if mode in _MODES or "numpy" in label else None
-        if color is None or color in used:
+        if label not in out and (mode in _MODES or "numpy" in label):
+            color = series_color(label, 0)
+            if color not in used:
+                out[label] = color
+                used.add(color)
+    for label in labels:
+        if label not in out:
             color = next((c for c in Category10_10 if c not in used), Category10_10[0])
-        out[label] = color
-        used.add(color)
+            out[label] = color
+            used.add(color)
     return out
 
 
@@ -338,9 +341,10 @@ def warmup_figure(records: Iterable[Record], n: int | None = None) -> Any:
     for r in records:
         if r.n != n:
             continue
-        if r.compile_s:
-            items.append((r.label, "compile", r.compile_s))
-        items += [(r.label, "first call", r.first_call_s), (r.label, "steady call", r.median_s)]
+        for kind, value in (("compile", r.compile_s), ("first call", r.first_call_s),
+                            ("steady call", r.median_s)):  # fmt: skip
+            if value:  # eager runs compile nothing up front
+                items.append((r.label, kind, value))
     return grouped_bars(items, title=f"Compile and warm-up against the steady state, n = {n}",
                         x_label="seconds (log)")  # fmt: skip
 
