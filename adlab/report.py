@@ -137,7 +137,12 @@ def describe_environment(records: Sequence[Record]) -> str:
     where = f"{device} ({cpu}, {cpus} CPUs)" if cpu else str(device)
     versions = ", ".join(f"{k} {env[k]}" for k in ("adlab", "jax", "numpy") if k in env)
     flags = f", XLA_FLAGS={env['xla_flags']!r}" if env.get("xla_flags") else ""
-    return f"{models} | {precisions} | {where} | {versions}{flags}"
+    inline = (
+        " | every program inline (no async dispatch)"
+        if env.get("cpu_async_dispatch") is False
+        else ""
+    )
+    return f"{models} | {precisions} | {where} | {versions}{flags}{inline}"
 
 
 def format_table(records: Iterable[Record]) -> str:

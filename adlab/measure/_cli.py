@@ -64,6 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--precision", default="float64", choices=["float32", "float64"])
     p.add_argument("--backend", default="jax", choices=["jax", "numpy"])
     p.add_argument("--no-jit", dest="jit", action="store_false", help="run JAX eagerly")
+    p.add_argument("--inline", action="store_true",
+                   help="run every JAX program on the calling thread (JAX's CPU client "
+                   "otherwise hands programs over 1000 XLA flops to a worker thread)")  # fmt: skip
     p.add_argument("--budget", type=float, default=None, metavar="S",
                    help=f"seconds one point may take, compile included ({BUDGET_S})")  # fmt: skip
     p.add_argument("--repeats", type=int, default=None, help="timing repeats per point")
@@ -106,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
     from .. import report
     from .cases import findings
 
+    if args.inline:
+        from ._env import run_inline
+
+        run_inline()
     case, sweep = _sweep(args)
     interrupted = False
     title = f"case {case.name}" if case else "bench"

@@ -72,4 +72,36 @@ def environment(precision: str | None = None) -> dict[str, Any]:
     env = dict(_static())
     env["precision"] = precision
     env["xla_flags"] = os.environ.get("XLA_FLAGS", "")
+    env["cpu_async_dispatch"] = cpu_async_dispatch()
     return env
+
+
+def cpu_async_dispatch() -> bool | None:
+    """Whether JAX's CPU client hands programs over 1000 XLA flops to a worker thread.
+
+    True by default; ``jax.config.update("jax_cpu_enable_async_dispatch", False)``
+    before JAX's first computation runs every program inline on the calling
+    thread (no thread wake-up per call). None if this JAX has no such setting.
+    """
+    import jax
+
+    return jax.config.values.get("jax_cpu_enable_async_dispatch")
+
+
+def run_inline() -> None:
+    """Run every JAX CPU program on the calling thread, for this process.
+
+    Must come before JAX's first computation: the CPU client reads the setting
+    once, when it starts. Raises RuntimeError when it is too late.
+    """
+    import jax
+    from jax._src import xla_bridge  # no public way to ask whether JAX has started
+
+    if xla_bridge.backends_are_initialized():
+        if cpu_async_dispatch() is False:
+            return
+        raise RuntimeError(
+            "JAX has already started its CPU client: set "
+            "jax.config.update('jax_cpu_enable_async_dispatch', False) before any computation"
+        )
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
