@@ -112,3 +112,22 @@ def test_the_measure_layer_imports_no_widget_or_plotting_library():
                           cwd=REPO, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
+
+
+def test_inline_dispatch_is_set_before_jax_starts_and_recorded():
+    proc = subprocess.run(
+        [sys.executable, "-m", "adlab", "bench", "--sizes", "2", "--modes", "reverse",
+         "--inline", "--json", *FAST],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert {d["env"]["cpu_async_dispatch"] for d in json.loads(proc.stdout)} == {False}
+
+
+def test_inline_dispatch_refuses_once_jax_has_started():
+    from adlab.measure._env import cpu_async_dispatch, run_inline
+
+    adlab.derivative(lambda x: (x**2).sum(), [1.0, 2.0])  # JAX is running now
+    if cpu_async_dispatch():
+        with pytest.raises(RuntimeError, match="already started"):
+            run_inline()
