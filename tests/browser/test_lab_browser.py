@@ -79,7 +79,7 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
     wait_until("every code cell to finish", lambda: run_all_finished(page), timeout=180)
     wait_for_kernel_idle(page, timeout=60)
-    prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
     if not all(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts):
         shot("run-all-stopped")
         outputs = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
@@ -197,7 +197,7 @@ def wait_for_kernel_idle(page, timeout: float) -> None:
 
 def run_all_finished(page) -> bool:
     """True once some cell has run and none is queued or running (a failed cell stops the rest)."""
-    prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
     ran = any(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts)
     return ran and not any("*" in p for p in prompts)
 
