@@ -122,6 +122,7 @@ class Record:
     flops_ratio: float | None = None
     bytes_accessed: float | None = None
     temp_bytes: float | None = None
+    dispatch: str | None = None  # "inline" or "async": how JAX's CPU client runs it (see env)
     # accuracy
     error: float | None = None  # max componentwise relative error vs reference
     error_norm: float | None = None  # normwise relative error vs reference

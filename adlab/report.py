@@ -149,9 +149,10 @@ def format_table(records: Iterable[Record]) -> str:
     """The gist's table: one row per series, one column per n.
 
     Each cell is the median time per call and, for derivatives, its ratio to
-    the primal at the same n and options ("8.6x"). "~" marks an unstable
-    timing (large spread), "*" a note, and skipped points show "skipped [k]"
-    with the reason listed below the table.
+    the primal at the same n and options ("8.6x"). "^" marks a program JAX ran
+    on a worker thread (async dispatch), "~" an unstable timing (large
+    spread), "*" a note; skipped points show "skipped [k]" with the reason
+    listed below the table.
     """
     records = list(records)
     if not records:
@@ -175,6 +176,7 @@ def format_table(records: Iterable[Record]) -> str:
                 text = seconds(r.median_s)
                 if r.mode != "primal" and r.ratio_to_primal is not None:
                     text += f" ({_ratio(r.ratio_to_primal)})"
+                text += "^" if r.dispatch == "async" else ""
                 text += ("~" if r.unstable else "") + ("*" if r.note else "")
                 row.append(text)
         rows.append(row)
@@ -188,6 +190,11 @@ def format_table(records: Iterable[Record]) -> str:
     if floors:
         out.append(f"\ndispatch floor (a trivial jitted call): {seconds(min(floors))}")
     marks = []
+    if any(r.dispatch == "async" for r in records):
+        marks.append(
+            "^ async dispatch: XLA counts >= 1000 flops, so JAX's CPU client runs it on a "
+            "worker thread (a wake-up per call; adlab bench --inline turns this off)"
+        )
     if any(r.unstable for r in records if not r.skipped):
         marks.append("~ unstable: IQR over 25% of the median, or fewer than 3 repeats")
     if any(r.note for r in records if not r.skipped):

@@ -56,9 +56,11 @@ def test_xla_cost_for_jitted_jax_only(records):
             assert r.jit and r.flops > 0 and r.primal_flops > 0 and r.floor_s > 0
             assert r.flops_ratio == pytest.approx(r.flops / r.primal_flops)
             assert r.bytes_accessed > 0 and r.temp_bytes is not None
+            if r.env["device"].startswith("cpu") and r.env["cpu_async_dispatch"]:
+                assert r.dispatch == ("inline" if r.flops < 1000 else "async")
         else:
             assert not r.jit
-            assert r.flops is r.flops_ratio is r.floor_s is None
+            assert r.flops is r.flops_ratio is r.floor_s is r.dispatch is None
 
 
 def test_f_evals_per_mode(records):

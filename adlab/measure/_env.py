@@ -76,6 +76,25 @@ def environment(precision: str | None = None) -> dict[str, Any]:
     return env
 
 
+#: JAX's CPU client runs a program inline on the calling thread when XLA's
+#: estimate of its flops is below this, and on a worker thread otherwise
+#: (``cheap_computation_`` in XLA's ``pjrt/cpu/cpu_client.cc``, jaxlib 0.10).
+INLINE_FLOPS = 1000
+
+
+def dispatch(flops: float | None, env: dict[str, Any]) -> str | None:
+    """ "inline" or "async": how a jitted program with these XLA flops runs on CPU.
+
+    None off the CPU or without a flop count. A worker-thread hand-off costs a
+    thread wake-up per call: about 5 us on an idle machine, tens on a busy one.
+    """
+    if flops is None or not str(env.get("device", "")).startswith("cpu"):
+        return None
+    if env.get("cpu_async_dispatch") is False or flops < INLINE_FLOPS:
+        return "inline"
+    return "async"
+
+
 def cpu_async_dispatch() -> bool | None:
     """Whether JAX's CPU client hands programs over 1000 XLA flops to a worker thread.
 

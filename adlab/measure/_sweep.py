@@ -26,7 +26,7 @@ from .._reference import Reference, max_relative_error, normwise_relative_error,
 from .._types import Record, Timing
 from ..catalog import catalog, load_model
 from ._budget import Budget, seconds
-from ._env import environment
+from ._env import dispatch, environment
 from ._timing import REPEATS, TARGET_S, measure, time_call
 from ._variant import Variant, parse_variants
 
@@ -333,6 +333,7 @@ class _Run:
                 bytes_accessed=_finite(cost["bytes_accessed"]),
                 temp_bytes=_finite(cost["temp_bytes"]),
             )
+            fields["dispatch"] = dispatch(fields["flops"], base["env"])
             pcost = cost if v.mode == "primal" else (primal[1] if primal else None)
             if pcost:
                 fields["primal_flops"] = _finite(pcost["flops"])
