@@ -176,6 +176,21 @@ def test_a_point_predicted_over_budget_is_skipped_without_running():
     assert last.median_s is None and last.primal_s == seen[-2].median_s
 
 
+def test_a_first_size_is_predicted_from_f_evals_and_the_primal():
+    calls: dict[int, int] = {}
+    model = _slow_model(calls, 1e-3)  # 20 ms per call of f at n = 20
+    seen = []
+    for r in adlab.bench(model, [20], ["numeric[forward](numpy)"], budget_s=0.5,
+                         reference=None, **FAST):  # fmt: skip
+        seen.append(r)
+        if r.mode == "primal":
+            before = calls[20]
+    primal, numeric = seen
+    assert primal.skipped is None and numeric.f_evals == 21
+    assert numeric.skipped.startswith("predicted ") and "21 f evals x primal" in numeric.skipped
+    assert calls[20] - before <= 1  # prepare's shape check at most: no derivative ran
+
+
 def test_a_first_call_over_budget_is_the_whole_measurement():
     calls: dict[int, int] = {}
     model = _slow_model(calls, 0.1)  # 0.3 s per call at n = 3

@@ -250,6 +250,13 @@ class _Run:
             self._prepared[key] = (p, notes)
         return self._prepared[key]
 
+    def _first_guess(self, v: Variant, n: int, f_evals: int, primal_s: float | None):
+        """For a series' first size only: two calls of f_evals primals (warm-up and
+        one repeat), or None. Later sizes are predicted from the series itself."""
+        if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
+            return None
+        return 2 * f_evals * primal_s
+
     def _reference(self, m: Model, point: tuple | Exception) -> Reference | str | None:
         """The reference derivative, or a string saying why there is none."""
         if self.reference_kind is None or isinstance(point, Exception):
@@ -301,6 +308,11 @@ class _Run:
             if time.perf_counter() > deadline:
                 return Record(**base, skipped=(
                     f"prepare took {seconds(time.perf_counter() - start)} > budget "
+                    f"{seconds(self.budget.budget_s)}")), cost  # fmt: skip
+            first = self._first_guess(v, n, p.f_evals, primal_s)
+            if first is not None and time.perf_counter() + first > deadline:
+                return Record(**base, skipped=(
+                    f"predicted {seconds(first)} ({p.f_evals} f evals x primal, twice) > budget "
                     f"{seconds(self.budget.budget_s)}")), cost  # fmt: skip
             call_args = _device_args(m, point, v)
             richardson = v.scheme == "richardson"
