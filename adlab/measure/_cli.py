@@ -57,7 +57,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--case", choices=sorted(CASES), help="run a case study (fixed model, sizes, modes)"
     )
     p.add_argument("--quick", action="store_true", help="with --case: its smaller set of sizes")
-    p.add_argument("--sizes", type=_sizes, help=f"comma-separated sizes (default {DEFAULT_SIZES})")
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        help=f"comma-separated sizes (default {','.join(map(str, DEFAULT_SIZES))})",
+    )
     p.add_argument("--modes", help=f"comma-separated modes (default {','.join(DEFAULT_MODES)})")
     p.add_argument("--scheme", default="central", choices=["forward", "central", "richardson"],
                    help="finite-difference scheme for plain 'numeric'")  # fmt: skip
