@@ -14,14 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 import jax
+import numpy as np
 
 from . import _memory
 from ._model import Model, _normalize_wrt
 from ._precision import dtype_of, precision_scope, restore_x64, swap_x64
-from ._types import ModelError
+from ._types import SCHEMES, ModelError
 from ._userline import _TRACER_ERRORS
 from .modes import Spec, get_rule
 
@@ -266,6 +265,8 @@ def prepare(
             f"mode {mode!r} needs JAX (backend='jax'); backend='numpy' runs only "
             "'numeric', 'complex-step' and 'primal'"
         )
+    if scheme not in SCHEMES:  # checked for every mode: a typo must not pass silently
+        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
     dtype = dtype_of(precision)
     wrt = model.wrt if wrt is None else _normalize_wrt(wrt)
     indices = wrt if isinstance(wrt, tuple) else (wrt,)
@@ -329,8 +330,10 @@ def prepare(
                 fn = jax.jit(built.fn)
     if not built.trusted:
         warnings.warn(f"{mode}: {built.note}", UntrustedWarning, stacklevel=2)
-    p = Prepared(fn=fn, model=model, options=options, compile_s=compile_s,
-                 f_evals=built.f_evals, out_shape=out_shape, built=built, compiled=compiled)  # fmt: skip
+    p = Prepared(
+        fn=fn, model=model, options=options, compile_s=compile_s,
+        f_evals=built.f_evals, out_shape=out_shape, built=built, compiled=compiled,
+    )  # fmt: skip
     if backend == "jax" and jit:
         # Fill jit's own dispatch cache now (XLA reuses the executable just
         # compiled), so the first timed call is already the fast path.
@@ -353,9 +356,9 @@ def derivative(
 ) -> Any:
     """The derivative of ``f(x, *args)`` with respect to argument(s) ``wrt``.
 
-    Returns NumPy arrays: the gradient when f returns a scalar, the Jacobian (``out.shape + x.shape``,
-    i.e. (m, n)) when it returns a vector; a tuple of these when ``wrt`` is a
-    tuple, as with ``jax.grad(argnums=...)``.
+    Returns NumPy arrays: the gradient when f returns a scalar, the Jacobian
+    (``out.shape + x.shape``, i.e. (m, n)) when it returns a vector; a tuple of
+    these when ``wrt`` is a tuple, as with ``jax.grad(argnums=...)``.
 
     Args:
         f_or_model: a ``Model`` or a function written with ``jax.numpy``.

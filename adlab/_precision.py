@@ -14,9 +14,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-import numpy as np
-
 import jax
+import numpy as np
 
 try:  # private, but it is exactly what ``jax.enable_x64`` does inside
     from jax._src.config import enable_x64 as _X64_STATE

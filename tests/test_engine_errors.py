@@ -341,6 +341,8 @@ R = adlab.load_model("rosenbrock")
         ({"mode": "backward"}, "unknown mode 'backward'; choose one of"),
         ({"mode": "numeric", "scheme": "five-point"},
          "scheme must be one of ['central', 'forward', 'richardson'], got 'five-point'"),
+        ({"mode": "reverse", "scheme": "centrl"},
+         "scheme must be one of ['central', 'forward', 'richardson'], got 'centrl'"),
         ({"precision": "float16"}, "precision must be 'float32' or 'float64', got 'float16'"),
         ({"precision": "double"}, "precision must be 'float32' or 'float64', got 'double'"),
         ({"backend": "torch"}, "backend must be 'jax' or 'numpy', got 'torch'"),

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 import jax.numpy as jnp
+import numpy as np
 
 
 def _with_arg(f: Callable, args: Sequence[Any], i: int, shape: tuple[int, ...]) -> Callable:

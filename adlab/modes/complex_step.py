@@ -16,10 +16,9 @@ References:
 
 from __future__ import annotations
 
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._jaxpr import equations_within
 from .._precision import COMPLEX

@@ -9,9 +9,8 @@ References:
 
 from __future__ import annotations
 
-import numpy as np
-
 import jax.numpy as jnp
+import numpy as np
 
 from ._perturb import jax_at, jax_batch, numpy_columns, to_jacobian
 from ._registry import Built, Spec, pick, register
