@@ -9,3 +9,7 @@ a minute. The kernels nbval starts inherit this environment. Set
 import os
 
 os.environ.setdefault("ADLAB_QUICK", "1")
+
+# nbval's reference outputs for # NBVAL_CHECK_OUTPUT cells live in
+# notebooks/expected/, so the committed notebooks carry no outputs at all.
+import tests.nbval_expected  # noqa: E402,F401

@@ -1,51 +1,27 @@
-"""The tutorial notebooks are committed clean: no outputs except the references nbval checks.
+"""The tutorial notebooks are committed clean, and nbval's references live beside them.
 
-nbval compares a cell's new output with the output stored in the notebook, and
-only for cells whose stored ``execution_count`` is set (an unrun reference
-cell is never compared, see nbval's ``plugin.py``). So the rule is:
-
-- a cell marked ``# NBVAL_CHECK_OUTPUT`` keeps its reference output (plain
-  text printed on stdout, the same on every machine) and an execution count;
-- every other code cell has no output and no execution count;
-- no widget state, no cell metadata left by a run, and kernelspec metadata.
-
-To refresh the references after changing a notebook: run it top to bottom
-with ``ADLAB_QUICK=1``, save, then ``python tests/test_notebooks_clean.py
-notebooks/NAME.ipynb`` strips everything else in place.
+Every code cell is stored with no output and no execution count. The expected
+output of each ``# NBVAL_CHECK_OUTPUT`` cell is kept in
+``notebooks/expected/<notebook>.json`` and put back at collection time by
+``tests/nbval_expected.py`` (see its docstring for how to refresh them).
 """
 
 from __future__ import annotations
 
-import copy
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
+from tests.nbval_expected import checked, load, sidecar
+
+ROOT = Path(__file__).parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 MARK = "# NBVAL_CHECK_OUTPUT"
-
-
-def checked(cell) -> bool:
-    return cell.cell_type == "code" and MARK in cell.source.splitlines()
-
-
-def strip(nb):
-    """The notebook as it must be committed (see the module docstring)."""
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
-        if checked(cell):
-            cell.outputs = [o for o in cell.outputs
-                            if o.output_type == "stream" and o.name == "stdout"]  # fmt: skip
-        else:
-            cell.outputs = []
-            cell.execution_count = None
-    nb.metadata.pop("widgets", None)
-    return nb
 
 
 def test_there_are_tutorials():
@@ -69,54 +45,52 @@ def test_notebook_is_stripped(path: Path):
     nb = nbformat.read(path, as_version=4)
     assert "widgets" not in nb.metadata, "widget state saved: clear it"
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        where = f"{path.name} cell {i} ({cell.get('id')})"
-        if checked(cell):
-            assert cell.execution_count is not None, f"{where}: nbval skips a checked cell never run"
-            assert cell.outputs, f"{where}: a checked cell needs its reference output"
-            for out in cell.outputs:
-                assert out.output_type == "stream" and out.name == "stdout", (
-                    f"{where}: a checked cell's reference is text printed on stdout, "
-                    f"got {out.output_type}"
-                )
-                assert out.text.strip(), f"{where}: empty reference output"
-        else:
+        if cell.cell_type == "code":
+            where = f"{path.name} cell {i} ({cell.get('id')})"
             assert cell.outputs == [], f"{where}: has outputs; commit it stripped"
             assert cell.execution_count is None, f"{where}: has an execution count"
-    assert strip(nb) == nb, f"{path.name}: not as strip() leaves it (cell metadata?)"
 
 
-#: the quickstart is opened fresh by the browser test (tests/browser), whose Run All detection
-#: takes any stored execution count for a cell that has run: it stores no reference output
-FRESH = {"00_quickstart.ipynb"}
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_checked_cells_have_exactly_their_references(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    ids = {c.id for c in nb.cells if checked(c)}
+    expected = load(path)
+    assert set(expected) == ids, f"{sidecar(path)} is out of step with the checked cells"
+    assert all(text.strip() for text in expected.values())
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_tutorial_checks_something(path: Path):
     """A tutorial whose findings are never compared could drift without a test failing."""
+    if path.name == "00_quickstart.ipynb":  # the Lab's live timings: nothing deterministic
+        return
     nb = nbformat.read(path, as_version=4)
-    if path.name in FRESH:
-        assert not any(c.get("execution_count") for c in nb.cells), f"{path.name} must be fresh"
-    else:
-        assert any(checked(c) for c in nb.cells), f"{path.name} has no {MARK} cell"
+    assert any(checked(c) for c in nb.cells), f"{path.name} has no {MARK} cell"
 
 
-def test_strip_removes_outputs_but_keeps_references():
+def _tiny_notebook(tmp_path: Path, expected_text: str) -> Path:
     nb = nbformat.v4.new_notebook()
-    plain = nbformat.v4.new_code_cell("1 + 1", execution_count=3)
-    plain.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"},
-                                            execution_count=3)]  # fmt: skip
-    ref = nbformat.v4.new_code_cell(f"{MARK}\nprint(2)", execution_count=4)
-    ref.outputs = [nbformat.v4.new_output("stream", name="stdout", text="2\n"),
-                   nbformat.v4.new_output("stream", name="stderr", text="warning\n")]  # fmt: skip
-    nb.cells = [plain, ref]
-    out = strip(nb)
-    assert out.cells[0].outputs == [] and out.cells[0].execution_count is None
-    assert [o.text for o in out.cells[1].outputs] == ["2\n"] and out.cells[1].execution_count == 4
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}  # fmt: skip
+    cell = nbformat.v4.new_code_cell(f"{MARK}\nprint(6 * 7)")
+    cell.id = "answer"
+    nb.cells = [cell]
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nb, path)
+    (tmp_path / "expected").mkdir()
+    (tmp_path / "expected" / "tiny.json").write_text(json.dumps({"answer": expected_text}))
+    return path
 
 
-if __name__ == "__main__":  # strip notebooks in place: python tests/test_notebooks_clean.py NB...
-    for name in sys.argv[1:]:
-        nbformat.write(strip(nbformat.read(name, as_version=4)), name)
-        print("stripped", name)
+@pytest.mark.parametrize(("expected", "passes"), [("42\n", True), ("41\n", False)])
+def test_sidecar_references_are_compared_by_nbval(tmp_path: Path, expected: str, passes: bool):
+    """A wrong reference in the sidecar makes nbval fail: the check can fail."""
+    path = _tiny_notebook(tmp_path, expected)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.nbval_expected", "--nbval-lax",
+         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert (run.returncode == 0) == passes, run.stdout[-3000:] + run.stderr[-2000:]
