@@ -77,27 +77,32 @@ def jax_at(f: Callable, args: Sequence[Any], i: int) -> Any:
     return f(*args)
 
 
-def numpy_columns(
-    f: Callable, args: Sequence[Any], i: int, perturbations: Sequence[Any], dtype
-) -> list[np.ndarray]:
-    """For each j: [f(x + p e_j) for p in perturbations[j]], one coordinate at a time.
+def numpy_batch(f: Callable, args: Sequence[Any], i: int, offsets: np.ndarray) -> np.ndarray:
+    """f at x + offsets[j, b] e_j for each block b and coordinate j: (k*n, *out).
 
-    ``perturbations`` is a (n, k) array of offsets, possibly complex.
+    Rows come in the same layout as ``jax_batch`` (block-major), so the
+    difference formulas see one layout for both backends. ``offsets`` is an
+    (n, k) array, possibly complex. One coordinate is perturbed at a time in a
+    private copy of x, with no per-evaluation allocation beyond f's own: this
+    is the hand-written finite-difference loop, and its cost should be f's.
     """
     x = np.asarray(args[i])
-    shape = x.shape
-    kind = np.result_type(x.dtype, np.asarray(perturbations).dtype)
-    work = x.astype(kind).ravel()  # a private copy we perturb in place
-    at = _with_arg(f, args, i, shape)
-    out = []
-    for j, offsets in enumerate(perturbations):
+    n, k = offsets.shape
+    work = x.astype(np.result_type(x.dtype, offsets.dtype)).ravel()  # private copy
+    view = work.reshape(x.shape)  # what f sees; shares memory with work
+    new = list(args)
+    new[i] = view
+    out = None
+    for j in range(n):
         base = work[j]
-        row = []
-        for p in offsets:
-            work[j] = base + p
-            row.append(np.asarray(at(work)))
+        for b in range(k):
+            work[j] = base + offsets[j, b]
+            value = f(*new)
+            if out is None:
+                value = np.asarray(value)
+                out = np.empty((k * n, *value.shape), dtype=value.dtype)
+            out[b * n + j] = value  # copies, so later perturbations can't alias it
         work[j] = base
-        out.append(np.stack(row))
     return out
 
 

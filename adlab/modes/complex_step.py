@@ -24,7 +24,7 @@ from .._jaxpr import equations_within
 from .._precision import COMPLEX
 from .._types import ModelError
 from .._userline import source_line
-from ._perturb import jax_batch, numpy_columns, to_jacobian
+from ._perturb import jax_batch, numpy_batch, to_jacobian
 from ._registry import Built, Spec, pick, register
 
 DEFAULT_STEP = 1e-20
@@ -89,8 +89,7 @@ def _jax_one(spec: Spec, i: int, h: float, args):
 def _numpy_one(spec: Spec, i: int, h: float, args):
     x = np.asarray(args[i])
     offsets = np.full((x.size, 1), 1j * h, dtype=COMPLEX[np.dtype(spec.dtype).name])
-    cols = numpy_columns(spec.f, args, i, offsets, spec.dtype)
-    F = np.stack([c[0] for c in cols])
+    F = numpy_batch(spec.f, args, i, offsets)
     return to_jacobian(np.imag(F) / h, spec.out_shape, x.shape)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ._perturb import jax_at, jax_batch, numpy_columns, to_jacobian
+from ._perturb import jax_at, jax_batch, numpy_batch, to_jacobian
 from ._registry import Built, Spec, pick, register
 
 #: default relative step, as a power of machine epsilon, per scheme
@@ -83,9 +83,7 @@ def _numpy_one(spec: Spec, i: int, args):
         "central": np.stack([h, -h], axis=1),
         "richardson": np.stack([h, -h, hh, -hh], axis=1),
     }[spec.scheme]
-    cols = numpy_columns(spec.f, args, i, offsets, spec.dtype)
-    # regroup per-coordinate rows into the same (k*n, *out) layout as JAX
-    F = np.concatenate([np.stack([c[k] for c in cols]) for k in range(offsets.shape[1])])
+    F = numpy_batch(spec.f, args, i, offsets)
     f0 = np.asarray(spec.f(*args)) if spec.scheme == "forward" else None
     d, err = _combine(spec.scheme, F, f0, h, hh)
     to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape)  # noqa: E731
