@@ -19,28 +19,15 @@ def _demo_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import timeit
-
-    import numpy as np
-
     import adlab
-    from adlab._reference import max_relative_error, reference
 
     model = adlab.load_model(args.model)
-    point = model.setup(args.n)
-    ref = reference(model, *point)
-    print(f"{model.name} at n={args.n}: {model.doc.splitlines()[0]}")
-    print(f"reference: float64 reverse mode, forward/reverse agree to {ref.mismatch:.1e}")
-    print(f"{'mode':<22}{'time/derivative':>16}{'f evals':>9}{'max rel error':>15}")
-    for mode, scheme in [("forward", None), ("reverse", None), ("numeric", "central"),
-                         ("numeric", "richardson"), ("complex-step", None)]:  # fmt: skip
-        p = adlab.prepare(model, *point, mode=mode, scheme=scheme or "central")
-        timer = timeit.Timer(lambda p=p: np.asarray(p(*point)))
-        loops, _ = timer.autorange()
-        secs = min(timer.repeat(5, loops)) / loops
-        err = max_relative_error(np.asarray(p(*point)), ref.value)
-        label = mode if scheme is None else f"{mode}[{scheme}]"
-        print(f"{label:<22}{secs * 1e6:>13.1f} us{p.f_evals:>9}{err:>15.1e}")
+    print(f"{model.name} at n={args.n}: {model.doc.splitlines()[0]}\n")
+    modes = ["forward", "reverse", "numeric", "numeric[richardson]", "complex-step"]
+    records = list(adlab.bench(model, sizes=[args.n], modes=modes))
+    print(adlab.format_records(records))
+    print("\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "
+          "or jupyter lab notebooks/00_quickstart.ipynb")
     return 0
 
 
