@@ -2,7 +2,7 @@
 
 The notebooks in ``notebooks/`` hold narrative and calls; the logic is here
 (and in the rest of adlab), tested like any other code. Nothing here imports
-a plotting library: the figures are in ``adlab.figures``.
+a plotting library: the figures are in ``adlab.plots.figures``.
 
 - ``quick()`` / ``pick(full, quick)``: ``ADLAB_QUICK=1`` shrinks the sizes.
 - ``fused_descent``: K gradient steps per call vs fused into one compiled call.

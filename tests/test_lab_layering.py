@@ -1,7 +1,7 @@
 """Layering: the engine and measurement never import a widget or plotting library.
 
-Only the UI layer (``adlab/plots.py``, ``adlab/lab/view.py`` and its BokehJS
-loader) may import ipywidgets, Bokeh or jupyter_bokeh; the Lab's state
+Only the UI layer (the ``adlab/plots/`` package, ``adlab/lab/view.py`` and its
+BokehJS loader) may import ipywidgets, Bokeh or jupyter_bokeh; the Lab's state
 (``adlab/lab/state.py``) imports none of them.
 """
 
@@ -19,8 +19,8 @@ UI_LIBRARIES = ("ipywidgets", "bokeh", "jupyter_bokeh")
 PACKAGE = Path(adlab.__file__).parent
 #: the files allowed to import UI libraries, and which
 UI_FILES = {
-    "plots.py": {"bokeh"},
-    "figures.py": {"bokeh"},
+    "plots/live.py": {"bokeh"},
+    "plots/figures.py": {"bokeh"},
     "lab/_bokehjs.py": {"bokeh"},
     "lab/view.py": {"ipywidgets", "bokeh", "jupyter_bokeh"},
 }

@@ -1,4 +1,5 @@
-"""What the tutorials call: ``adlab.tutorial`` (quick mode, studies, readings), ``adlab.figures``.
+"""What the tutorials call: ``adlab.tutorial`` (quick mode, studies, readings) and
+``adlab.plots.figures``.
 
 Readings are checked on records built by hand, where the right answer is
 known (a crossover at n = 10, an error slope of exactly q); studies on small,
@@ -206,7 +207,7 @@ def test_agreement_of_the_per_sample_series():
 def test_figures_build_from_results_and_serialize():
     from bokeh.embed import json_item
 
-    from adlab import figures
+    from adlab.plots import figures
 
     records = [rec("primal", n, 1e-5 * n) for n in (1, 10)]
     records += [rec("reverse", n, 2e-5, ratio_to_primal=2.0, floor_s=5e-6, compile_s=0.01,
@@ -232,7 +233,7 @@ def test_figures_build_from_results_and_serialize():
 
 
 def test_colors_are_distinct_and_shared_across_figures():
-    from adlab import figures
+    from adlab.plots import figures
 
     labels = ["numpy FD (as G9.js)", "jax FD (jit)", "reverse (jit)",
               "reverse (eager, as tf.grads)", "reverse", "numeric[central](numpy)"]  # fmt: skip
@@ -242,7 +243,7 @@ def test_colors_are_distinct_and_shared_across_figures():
 
 
 def test_show_does_nothing_outside_a_kernel(capsys):
-    from adlab import figures
+    from adlab.plots import figures
 
     assert figures.show(figures.bars([("a", 1.0)], title="t", x_label="x")) is None
     assert capsys.readouterr() == ("", "")

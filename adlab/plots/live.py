@@ -41,9 +41,9 @@ from bokeh.models import (
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from ._accuracy import SWEEP_SCHEMES
-from ._crossover import crossovers
-from ._types import Record, StepRecord
+from .._accuracy import SWEEP_SCHEMES
+from .._crossover import crossovers
+from .._types import Record, StepRecord
 
 #: the time of one frame at 60 frames per second (question 1)
 FRAME_BUDGET_S = 0.016

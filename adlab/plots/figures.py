@@ -1,6 +1,6 @@
 """Bokeh figures of finished results, for the tutorials; ``show`` draws one inline.
 
-``adlab.plots`` streams a live sweep into the Lab; this module draws results
+``adlab.plots.live`` streams a live sweep into the Lab; this module draws results
 that are already complete (records, step sweeps, XLA costs, the fused
 descent) as static figures. ``show`` loads BokehJS inline the way the Lab does
 (the same resources, from the kernel, no CDN), once per kernel, so the
@@ -18,13 +18,13 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Label, Legend
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from ._accuracy import RichardsonPoint
-from ._crossover import crossovers
-from ._fused import FRAME_S, FusedDescent
-from ._precision_table import PrecisionRow
-from ._types import Record, StepRecord
-from ._xla_costs import CostRow
-from .plots import ERROR_FLOOR, MIN_STEP_DRAWN, LabPlots, series_color
+from .._accuracy import RichardsonPoint
+from .._crossover import crossovers
+from .._fused import FRAME_S, FusedDescent
+from .._precision_table import PrecisionRow
+from .._types import Record, StepRecord
+from .._xla_costs import CostRow
+from .live import ERROR_FLOOR, MIN_STEP_DRAWN, LabPlots, series_color
 
 WIDTH, HEIGHT = 640, 400
 _DASHES = ("dashed", "dotdash", "dotted", "dashdot")
@@ -41,7 +41,7 @@ def show(obj: Any) -> None:
     from bokeh.io import output_notebook
     from bokeh.io import show as bokeh_show
 
-    from .lab._bokehjs import in_kernel, inline_resources
+    from ..lab._bokehjs import in_kernel, inline_resources
 
     global _shown
     if not in_kernel():
