@@ -254,10 +254,7 @@ class Model:
         """The same model source with some settings changed."""
         if self.source is None:
             raise ValueError("only models built from source have settings")
-        return Model.from_source(self.source, self.name, **{**self._overrides(), **settings})
-
-    def _overrides(self) -> dict[str, Any]:
-        return dict(self.settings)
+        return Model.from_source(self.source, self.name, **{**self.settings, **settings})
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())
