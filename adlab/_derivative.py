@@ -63,10 +63,15 @@ class Prepared:
         trusted, note, step: see ``Info``.
     """
 
-    def __init__(self, *, fn, model, options, compile_s, f_evals, out_shape, built, compiled):
+    def __init__(
+        self, *, fn, model, options, compile_s, f_evals, out_shape, built, compiled, args
+    ):
         self._fn = fn
         self._model = model
         self._compiled = compiled
+        self._cost_fn = built.cost_fn
+        self._args = args if built.cost_fn is not None else None
+        self._cost = None
         self._with_error = built.with_error
         self._x64 = options["precision"] == "float64"
         self._jax = options["backend"] == "jax"
@@ -113,10 +118,22 @@ class Prepared:
 
         Keys: ``flops``, ``transcendentals``, ``bytes_accessed`` and, from the
         memory analysis, ``temp_bytes``, ``argument_bytes``, ``output_bytes``.
+
+        XLA counts a loop body once. Where the mode evaluates f in chunks
+        (large numeric and complex-step batches), the first three come from
+        the same computation written without the loop, lowered but not
+        compiled; the memory is the compiled program's own.
         """
         if self._compiled is None:
             return None
-        return xla_cost(self._compiled)
+        if self._cost is None:
+            cost = xla_cost(self._compiled)
+            if self._cost_fn is not None:
+                with precision_scope(self.precision):
+                    flat = jax.jit(self._cost_fn).lower(*self._args).cost_analysis()
+                cost.update(_counts(flat))
+            self._cost = cost
+        return dict(self._cost)
 
     def __repr__(self) -> str:
         return (
@@ -128,15 +145,7 @@ class Prepared:
 
 def xla_cost(compiled: Any) -> dict[str, float]:
     """flops, bytes and temporary memory from a ``jax.stages.Compiled``."""
-    ca = compiled.cost_analysis()
-    if isinstance(ca, (list, tuple)):  # older JAX: one dict per device
-        ca = ca[0] if ca else {}
-    ca = ca or {}
-    out = {
-        "flops": float(ca.get("flops", math.nan)),
-        "transcendentals": float(ca.get("transcendentals", math.nan)),
-        "bytes_accessed": float(ca.get("bytes accessed", math.nan)),
-    }
+    out = _counts(compiled.cost_analysis())
     mem = compiled.memory_analysis()
     for key, attr in (
         ("temp_bytes", "temp_size_in_bytes"),
@@ -145,6 +154,18 @@ def xla_cost(compiled: Any) -> dict[str, float]:
     ):
         out[key] = float(getattr(mem, attr, math.nan)) if mem is not None else math.nan
     return out
+
+
+def _counts(ca: Any) -> dict[str, float]:
+    """flops, transcendentals and bytes from an XLA cost analysis."""
+    if isinstance(ca, (list, tuple)):  # older JAX: one dict per device
+        ca = ca[0] if ca else {}
+    ca = ca or {}
+    return {
+        "flops": float(ca.get("flops", math.nan)),
+        "transcendentals": float(ca.get("transcendentals", math.nan)),
+        "bytes_accessed": float(ca.get("bytes accessed", math.nan)),
+    }
 
 
 def _cast_leaf(a: Any, dtype) -> Any:
@@ -309,17 +330,19 @@ def prepare(
         )  # fmt: skip
         built = _guarded(model, where, eager_cures, lambda: rule.build(spec))
         compiled, compile_s, fn = None, 0.0, built.fn
+        if mode != "primal":
+            # The batch of f_evals perturbed copies of x (tangents, for forward
+            # mode), as if held at once. Numeric modes evaluate theirs in
+            # chunks and never hold it all; a batch too large to hold is still
+            # refused, as a size whose evaluation would not end in a session.
+            batch = built.f_evals * size * np.dtype(dtype).itemsize
+            _memory.check(batch, f"a batch of {built.f_evals} copies of x (n={size})")
         if backend == "jax":
             start = time.perf_counter()
             traced = _guarded(
                 model, where, eager_cures, lambda: _trace(built.fn, all_args, eager=not jit)
             )
-            if traced is None:
-                # No program to read sizes from: take the batch of f_evals
-                # perturbed copies of x (tangents, for forward mode) instead.
-                batch = built.f_evals * size * np.dtype(dtype).itemsize
-                _memory.check(batch, f"a batch of {built.f_evals} copies of x (n={size})")
-            else:
+            if traced is not None:
                 biggest, aval = _memory.largest_array(traced.jaxpr.jaxpr)
                 _memory.check(biggest, f"an intermediate array {aval.str_short() if aval else ''}")
             if jit:
@@ -333,6 +356,7 @@ def prepare(
     p = Prepared(
         fn=fn, model=model, options=options, compile_s=compile_s,
         f_evals=built.f_evals, out_shape=out_shape, built=built, compiled=compiled,
+        args=all_args,
     )  # fmt: skip
     if backend == "jax" and jit:
         # Fill jit's own dispatch cache now (XLA reuses the executable just

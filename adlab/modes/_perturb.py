@@ -31,6 +31,22 @@ def _with_arg(f: Callable, args: Sequence[Any], i: int, shape: tuple[int, ...]) 
 #: scatter into copies of x; larger ones by one elementwise select that XLA
 #: fuses into f. Both give the same points, bit for bit.
 SCATTER_MAX = 4096
+#: Batches of more than twice this many elements are evaluated in chunks of
+#: about this many (1 MiB of float64), one after another.
+CHUNK = 1 << 17
+
+
+def n_chunks(k: int, n: int, chunk: int | None = CHUNK) -> int:
+    """How many chunks ``jax_batch`` splits a batch of k points of size n into."""
+    if chunk is None or k * n <= 2 * chunk:
+        return 1
+    return min(k, -(-k * n // chunk))
+
+
+def _select(xf, cols, coords):
+    """Rows of x with coordinate cols[r] replaced by coords[r], as one select."""
+    hit = cols[:, None] == jnp.arange(xf.size)[None, :]  # no (k, n) constant
+    return jnp.where(hit, coords[:, None], xf[None, :])
 
 
 def jax_batch(
@@ -38,38 +54,53 @@ def jax_batch(
     args: Sequence[Any],
     i: int,
     cols: np.ndarray,
-    values,
+    coords,
     scatter_max: int = SCATTER_MAX,
+    chunk: int | None = CHUNK,
 ) -> Any:
-    """f at x_i + values[r] e_{cols[r]} for each row r, batched with vmap: (k, *out).
+    """f at x_i with coordinate cols[r] set to coords[r], for each row r: (k, *out).
 
-    ``cols`` is a NumPy array (static: XLA sees constants, not index arithmetic).
+    ``cols`` is a NumPy array (static: XLA sees constants, not index
+    arithmetic); ``coords`` holds the perturbed coordinates themselves
+    (x_j + h_j, computed by the caller), so building the batch adds no
+    arithmetic of its own.
 
-    Every perturbed point differs from x in one coordinate. How the batch is
-    built matters on CPU for tiny n: JAX's CPU client runs a program inline
-    only when XLA counts fewer than 1000 flops in it, and hands it to a worker
-    thread otherwise (a thread wake-up: 5 us idle, tens of us on a busy
-    machine). A dense ``x + diag(+-h)`` costs 2-3 flops per batch element (select,
-    negate, add) and pushed a 10-parameter central difference over that line;
-    a scatter of k values into broadcast copies of x costs k. Large batches
-    use the dense form, which XLA fuses into f's loop without materialising it.
-    The points are the same either way; f's own rounding may differ in the
-    last bit, as XLA fuses it differently with the two (``scatter_max=0``
-    keeps the dense form throughout).
+    How the batch is built matters on CPU:
+
+    - Tiny batches: JAX's CPU client runs a program inline only when XLA
+      counts fewer than 1000 flops in it, and hands it to a worker thread
+      otherwise (a thread wake-up: 5 us idle, tens of us on a busy machine).
+      A scatter of k coordinates into broadcast copies of x adds no counted
+      arithmetic, where a dense select adds some per batch element.
+    - Mid-sized batches: one select that XLA fuses into f.
+    - Large batches (over ``2 * chunk`` elements): XLA would write the whole
+      batch to memory and read it back, as it does not fit in cache. Chunks
+      of about ``chunk`` elements, evaluated one after another with
+      ``lax.map``, stay in cache, and bound the memory a big n needs. XLA's
+      cost analysis counts a loop body once, so callers that report costs
+      analyse the same computation with ``chunk=None`` (see ``Built.cost_fn``).
+
+    The points are the same bit for bit in every form; f's own rounding may
+    differ in the last bit, as XLA fuses f differently with each.
     """
     import jax  # local: keeps this helper importable in docs without JAX set up
 
     x = jnp.asarray(args[i])
-    values = jnp.asarray(values)
-    xf = x.ravel().astype(jnp.result_type(x.dtype, values.dtype))
-    k, n = values.shape[0], xf.size
+    coords = jnp.asarray(coords)
+    xf = x.ravel().astype(jnp.result_type(x.dtype, coords.dtype))
+    k, n = coords.shape[0], xf.size
+    at = jax.vmap(_with_arg(f, args, i, x.shape))
     if k * n <= scatter_max:
-        batch = jnp.broadcast_to(xf, (k, n)).at[np.arange(k), cols].add(values)
-    else:
-        hit = jnp.asarray(cols)[:, None] == jnp.arange(n)[None, :]  # no (k, n) constant
-        batch = xf[None, :] + jnp.where(hit, values[:, None], jnp.zeros((), values.dtype))
-    at = _with_arg(f, args, i, x.shape)
-    return jax.vmap(at)(batch)
+        return at(jnp.broadcast_to(xf, (k, n)).at[np.arange(k), cols].set(coords))
+    trips = n_chunks(k, n, chunk)
+    if trips == 1:
+        return at(_select(xf, jnp.asarray(cols), coords))
+    rows = -(-k // trips)
+    pad = trips * rows - k  # padding rows set coordinate 0 to x_0: f(x) itself
+    c = np.concatenate([cols, np.zeros(pad, dtype=cols.dtype)]).reshape(trips, rows)
+    v = jnp.concatenate([coords, jnp.broadcast_to(xf[0], (pad,))]).reshape(trips, rows)
+    out = jax.lax.map(lambda cv: at(_select(xf, cv[0], cv[1])), (jnp.asarray(c), v))
+    return out.reshape((trips * rows, *out.shape[2:]))[:k]
 
 
 def jax_at(f: Callable, args: Sequence[Any], i: int) -> Any:
@@ -77,18 +108,18 @@ def jax_at(f: Callable, args: Sequence[Any], i: int) -> Any:
     return f(*args)
 
 
-def numpy_batch(f: Callable, args: Sequence[Any], i: int, offsets: np.ndarray) -> np.ndarray:
-    """f at x + offsets[j, b] e_j for each block b and coordinate j: (k*n, *out).
+def numpy_batch(f: Callable, args: Sequence[Any], i: int, coords: np.ndarray) -> np.ndarray:
+    """f at x with coordinate j set to coords[j, b], for each block b and j: (k*n, *out).
 
     Rows come in the same layout as ``jax_batch`` (block-major), so the
-    difference formulas see one layout for both backends. ``offsets`` is an
+    difference formulas see one layout for both backends. ``coords`` is an
     (n, k) array, possibly complex. One coordinate is perturbed at a time in a
     private copy of x, with no per-evaluation allocation beyond f's own: this
     is the hand-written finite-difference loop, and its cost should be f's.
     """
     x = np.asarray(args[i])
-    n, k = offsets.shape
-    work = x.astype(np.result_type(x.dtype, offsets.dtype)).ravel()  # private copy
+    n, k = coords.shape
+    work = x.astype(np.result_type(x.dtype, coords.dtype)).ravel()  # private copy
     view = work.reshape(x.shape)  # what f sees; shares memory with work
     new = list(args)
     new[i] = view
@@ -96,7 +127,7 @@ def numpy_batch(f: Callable, args: Sequence[Any], i: int, offsets: np.ndarray) -
     for j in range(n):
         base = work[j]
         for b in range(k):
-            work[j] = base + offsets[j, b]
+            work[j] = coords[j, b]
             value = f(*new)
             if out is None:
                 value = np.asarray(value)

@@ -63,6 +63,9 @@ class Built:
         trusted: False when the result cannot be vouched for (see ``note``).
         note: why it is not trusted, or other caveats.
         step: the step used (numeric and complex step), for reports.
+        cost_fn: the same computation written without loops, for XLA's cost
+            analysis, which counts a loop body once; None when ``fn`` has no
+            loop of the mode's own.
     """
 
     fn: Callable
@@ -71,6 +74,7 @@ class Built:
     trusted: bool = True
     note: str | None = None
     step: Any = None
+    cost_fn: Callable | None = None
 
 
 @dataclass(frozen=True)

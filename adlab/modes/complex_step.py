@@ -24,7 +24,7 @@ from .._jaxpr import equations_within
 from .._precision import COMPLEX
 from .._types import ModelError
 from .._userline import source_line
-from ._perturb import jax_batch, numpy_batch, to_jacobian
+from ._perturb import CHUNK, jax_batch, n_chunks, numpy_batch, to_jacobian
 from ._registry import Built, Spec, pick, register
 
 DEFAULT_STEP = 1e-20
@@ -74,22 +74,18 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
     return None
 
 
-def _jax_one(spec: Spec, i: int, h: float, args):
+def _jax_one(spec: Spec, i: int, h: float, args, chunk=CHUNK):
     x = jnp.asarray(args[i])
-    n = x.size
-    cargs = list(args)
-    cargs[i] = x.astype(COMPLEX[np.dtype(spec.dtype).name])
-    ih = jnp.full(n, 1j * h, dtype=COMPLEX[np.dtype(spec.dtype).name])
-    # Dense always: complex arithmetic puts the program over XLA's inline line
-    # (see jax_batch) from n = 3 or so anyway, so the scatter would gain nothing.
-    F = jax_batch(spec.f, cargs, i, np.arange(n), ih, scatter_max=0)
+    xc = x.ravel().astype(COMPLEX[np.dtype(spec.dtype).name])
+    n = xc.size
+    F = jax_batch(spec.f, args, i, np.arange(n), xc + 1j * h, chunk=chunk)
     return to_jacobian(jnp.imag(F) / h, spec.out_shape, x.shape, jnp)
 
 
-def _numpy_one(spec: Spec, i: int, h: float, args):
+def _numpy_one(spec: Spec, i: int, h: float, args, chunk=None):
     x = np.asarray(args[i])
-    offsets = np.full((x.size, 1), 1j * h, dtype=COMPLEX[np.dtype(spec.dtype).name])
-    F = numpy_batch(spec.f, args, i, offsets)
+    xc = x.ravel().astype(COMPLEX[np.dtype(spec.dtype).name])
+    F = numpy_batch(spec.f, args, i, (xc + 1j * h)[:, None])
     return to_jacobian(np.imag(F) / h, spec.out_shape, x.shape)
 
 
@@ -118,8 +114,17 @@ def complex_step(spec: Spec) -> Built:
                 )
     one = _jax_one if spec.backend == "jax" else _numpy_one
 
-    def fn(*args):
-        return pick([one(spec, i, h, args) for i in spec.indices], spec.wrt)
+    def make(chunk):
+        def fn(*args):
+            return pick([one(spec, i, h, args, chunk) for i in spec.indices], spec.wrt)
 
+        return fn
+
+    chunked = spec.backend == "jax" and any(
+        n_chunks(spec.size(i), spec.size(i)) > 1 for i in spec.indices
+    )
     n_in = sum(spec.size(i) for i in spec.indices)
-    return Built(fn, f_evals=n_in, trusted=trusted, note=note, step=h)
+    return Built(
+        make(CHUNK), f_evals=n_in, trusted=trusted, note=note, step=h,
+        cost_fn=make(None) if chunked else None,
+    )  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ._perturb import jax_at, jax_batch, numpy_batch, to_jacobian
+from ._perturb import CHUNK, jax_at, jax_batch, n_chunks, numpy_batch, to_jacobian
 from ._registry import Built, Spec, pick, register
 
 #: default relative step, as a power of machine epsilon, per scheme
@@ -27,13 +27,26 @@ def default_step(x, scheme: str, dtype, xp=np):
     return scale * xp.maximum(xp.abs(x), 1.0)
 
 
-def _steps(xf, scheme, step, dtype, xp):
-    h = default_step(xf, scheme, dtype, xp) if step is None else xp.broadcast_to(
+def _points(xf, scheme, step, dtype, xp):
+    """The perturbed coordinates, one block per stencil point, and the steps.
+
+    Returns (blocks, h, hh): blocks[b][j] is coordinate j of the b-th stencil
+    point for coordinate j; h (and hh, the half step, for Richardson) are the
+    distances actually stepped, (x + h) - x, so that the differences below
+    divide by the true distance between the points.
+    """
+    s = default_step(xf, scheme, dtype, xp) if step is None else xp.broadcast_to(
         xp.asarray(step, dtype=dtype), xf.shape
     )
-    # Use the step that is actually representable: (x + h) - x, so that the
-    # division below divides by the true distance between the two points.
-    return (xf + h) - xf
+    ahead = xf + s
+    h = ahead - xf
+    if scheme == "forward":
+        return [ahead], h, None
+    if scheme == "central":
+        return [ahead, xf - h], h, None
+    half = xf + h / 2
+    hh = half - xf
+    return [ahead, xf - h, half, xf - hh], h, hh
 
 
 def _combine(scheme, F, f0, h, hh):
@@ -46,8 +59,10 @@ def _combine(scheme, F, f0, h, hh):
     if scheme == "central":
         return d1, None
     d2 = (F[2 * n : 3 * n] - F[3 * n :]) / (2 * hh[ex])
-    extrapolated = (4 * d2 - d1) / 3
-    return extrapolated, abs(extrapolated - d2)
+    # (4 d2 - d1) / 3 = d2 + (d2 - d1) / 3; the correction's size is also the
+    # error estimate |extrapolated - d2|.
+    correction = (d2 - d1) / 3
+    return d2 + correction, abs(correction)
 
 
 def _check_scheme(scheme: str) -> None:
@@ -55,35 +70,23 @@ def _check_scheme(scheme: str) -> None:
         raise ValueError(f"scheme must be one of {sorted(STEP_POWER)}, got {scheme!r}")
 
 
-def _jax_one(spec: Spec, i: int, args):
+def _jax_one(spec: Spec, i: int, args, chunk=CHUNK):
     x = jnp.asarray(args[i])
     xf = x.ravel()
-    h = _steps(xf, spec.scheme, spec.step, spec.dtype, jnp)
-    hh = (xf + h / 2) - xf
-    values = {
-        "forward": [h],
-        "central": [h, -h],
-        "richardson": [h, -h, hh, -hh],
-    }[spec.scheme]
-    cols = np.tile(np.arange(xf.size), len(values))  # row r perturbs coordinate r mod n
-    F = jax_batch(spec.f, args, i, cols, jnp.concatenate(values))
+    blocks, h, hh = _points(xf, spec.scheme, spec.step, spec.dtype, jnp)
+    cols = np.tile(np.arange(xf.size), len(blocks))  # row r perturbs coordinate r mod n
+    F = jax_batch(spec.f, args, i, cols, jnp.concatenate(blocks), chunk=chunk)
     f0 = jax_at(spec.f, args, i) if spec.scheme == "forward" else None
     d, err = _combine(spec.scheme, F, f0, h, hh)
     to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape, jnp)  # noqa: E731
     return to(d), to(err)
 
 
-def _numpy_one(spec: Spec, i: int, args):
+def _numpy_one(spec: Spec, i: int, args, chunk=None):
     x = np.asarray(args[i])
     xf = x.ravel()
-    h = _steps(xf, spec.scheme, spec.step, spec.dtype, np)
-    hh = (xf + h / 2) - xf
-    offsets = {
-        "forward": np.stack([h], axis=1),
-        "central": np.stack([h, -h], axis=1),
-        "richardson": np.stack([h, -h, hh, -hh], axis=1),
-    }[spec.scheme]
-    F = numpy_batch(spec.f, args, i, offsets)
+    blocks, h, hh = _points(xf, spec.scheme, spec.step, spec.dtype, np)
+    F = numpy_batch(spec.f, args, i, np.stack(blocks, axis=1))
     f0 = np.asarray(spec.f(*args)) if spec.scheme == "forward" else None
     d, err = _combine(spec.scheme, F, f0, h, hh)
     to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape)  # noqa: E731
@@ -100,13 +103,23 @@ def numeric(spec: Spec) -> Built:
     one = _jax_one if spec.backend == "jax" else _numpy_one
     richardson = spec.scheme == "richardson"
 
-    def fn(*args):
-        parts = [one(spec, i, args) for i in spec.indices]
-        value = pick([p[0] for p in parts], spec.wrt)
-        if richardson:
-            return value, pick([p[1] for p in parts], spec.wrt)
-        return value
-
     per = EVALS[spec.scheme]
+
+    def make(chunk):
+        def fn(*args):
+            parts = [one(spec, i, args, chunk) for i in spec.indices]
+            value = pick([p[0] for p in parts], spec.wrt)
+            if richardson:
+                return value, pick([p[1] for p in parts], spec.wrt)
+            return value
+
+        return fn
+
+    chunked = spec.backend == "jax" and any(
+        n_chunks(per * spec.size(i), spec.size(i)) > 1 for i in spec.indices
+    )
     evals = sum(per * spec.size(i) for i in spec.indices) + (spec.scheme == "forward")
-    return Built(fn, f_evals=evals, with_error=richardson, step=spec.step)
+    return Built(
+        make(CHUNK), f_evals=evals, with_error=richardson, step=spec.step,
+        cost_fn=make(None) if chunked else None,
+    )  # fmt: skip
