@@ -63,9 +63,7 @@ class Prepared:
         trusted, note, step: see ``Info``.
     """
 
-    def __init__(
-        self, *, fn, model, options, compile_s, f_evals, out_shape, built, compiled, args
-    ):
+    def __init__(self, *, fn, model, options, compile_s, f_evals, out_shape, built, compiled, args):
         self._fn = fn
         self._model = model
         self._compiled = compiled

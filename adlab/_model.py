@@ -64,8 +64,10 @@ def _check_size(n: Any) -> int:
 def _normalize_wrt(wrt: Any) -> int | tuple[int, ...]:
     if isinstance(wrt, (int, np.integer)) and not isinstance(wrt, bool):
         return int(wrt)
-    if isinstance(wrt, (tuple, list)) and wrt and all(
-        isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in wrt
+    if (
+        isinstance(wrt, (tuple, list))
+        and wrt
+        and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in wrt)
     ):
         return tuple(int(i) for i in wrt)
     raise ModelError(

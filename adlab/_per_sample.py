@@ -16,7 +16,7 @@ from ._model import Model
 from .catalog import source_of
 from .measure import Variant
 
-_LOOP_F = '''
+_LOOP_F = """
 
 def f(params, xs):
     # a Python for loop over the samples, one sample at a time
@@ -24,7 +24,7 @@ def f(params, xs):
     for i in range(xs.shape[0]):
         total = total + net(params, xs[i]) ** 2
     return total
-'''
+"""
 
 
 def python_loop_model(**settings: Any) -> Model:

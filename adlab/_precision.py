@@ -34,9 +34,7 @@ def dtype_of(precision: str) -> type[np.floating]:
     try:
         return DTYPES[precision]
     except KeyError:
-        raise ValueError(
-            f"precision must be 'float32' or 'float64', got {precision!r}"
-        ) from None
+        raise ValueError(f"precision must be 'float32' or 'float64', got {precision!r}") from None
 
 
 def _swap_x64(enabled: bool) -> object:  # pragma: no cover - other JAX versions
@@ -52,9 +50,7 @@ def _restore_x64(token: object) -> None:  # pragma: no cover
 #: ``swap_x64(enabled)`` sets JAX's x64 state for this thread and returns a
 #: token; ``restore_x64(token)`` undoes it. Bound to the state's own methods,
 #: not wrapped: each Python frame costs ~50 ns on a ~10 us prepared call.
-swap_x64: Callable[[bool], object] = (
-    _X64_STATE.swap_local if _X64_STATE is not None else _swap_x64
-)
+swap_x64: Callable[[bool], object] = _X64_STATE.swap_local if _X64_STATE is not None else _swap_x64
 restore_x64: Callable[[object], None] = (
     _X64_STATE.set_local if _X64_STATE is not None else _restore_x64
 )

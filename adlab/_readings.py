@@ -209,15 +209,31 @@ def precision_rows_table(rows: Sequence[PrecisionRow], near: float = 1.5) -> Tab
         return "-" if x is None else ("0" if x == 0 else f"{x:.1e}")
 
     return Table.of(
-        ("mode", "float64 error", "float32 error", "decades lost", "theory",
-         f"within {near:g} of theory"),
-        [(r.label, e(r.error_float64), e(r.error_float32),
-          "-" if r.decades is None else f"{r.decades:.1f}", f"{r.expected_decades:.1f}",
-          "-" if r.decades is None else ("yes" if abs(r.decades - r.expected_decades) <= near
-                                         else "no"))
-         for r in rows],  # fmt: skip
-        notes=["theory: (1 - p) log10(eps32 / eps64), p the step's power (0 for AD and "
-               "complex step): the decades float32 should lose"],
+        (
+            "mode",
+            "float64 error",
+            "float32 error",
+            "decades lost",
+            "theory",
+            f"within {near:g} of theory",
+        ),
+        [
+            (
+                r.label,
+                e(r.error_float64),
+                e(r.error_float32),
+                "-" if r.decades is None else f"{r.decades:.1f}",
+                f"{r.expected_decades:.1f}",
+                "-"
+                if r.decades is None
+                else ("yes" if abs(r.decades - r.expected_decades) <= near else "no"),
+            )
+            for r in rows
+        ],  # fmt: skip
+        notes=[
+            "theory: (1 - p) log10(eps32 / eps64), p the step's power (0 for AD and "
+            "complex step): the decades float32 should lose"
+        ],
     )
 
 
@@ -225,8 +241,10 @@ def richardson_table(points: Sequence[RichardsonPoint]) -> Table:
     """Richardson's estimate beside the true errors of R and of D(h/2), per step."""
     return Table.of(
         ("h", "estimate |R - D(h/2)|", "error of R", "error of D(h/2)"),
-        [(f"{p.h:.0e}", f"{p.estimate:.1e}", f"{p.error:.1e}", f"{p.error_central_half:.1e}")
-         for p in points],  # fmt: skip
+        [
+            (f"{p.h:.0e}", f"{p.estimate:.1e}", f"{p.error:.1e}", f"{p.error_central_half:.1e}")
+            for p in points
+        ],  # fmt: skip
     )
 
 

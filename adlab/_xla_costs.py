@@ -114,7 +114,9 @@ def costs_table(rows: Sequence[CostRow]) -> Table:
     ) for r in rows]  # fmt: skip
     precisions = ", ".join(dict.fromkeys(r.precision for r in rows))
     return Table.of(
-        (("model",) if several else ()) + columns, body,
+        (("model",) if several else ()) + columns,
+        body,
         title=f"XLA's analysis of the compiled programs ({', '.join(models)}; {precisions})"
-        if rows else "",
+        if rows
+        else "",
     )

@@ -26,8 +26,10 @@ def _demo(args: argparse.Namespace) -> int:
     modes = ["forward", "reverse", "numeric", "numeric[richardson]", "complex-step"]
     records = list(adlab.bench(model, sizes=[args.n], modes=modes))
     print(adlab.format_records(records))
-    print("\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "
-          "or jupyter lab notebooks/00_quickstart.ipynb")
+    print(
+        "\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "
+        "or jupyter lab notebooks/00_quickstart.ipynb"
+    )
     return 0
 
 

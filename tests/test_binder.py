@@ -98,8 +98,11 @@ def test_binder_requirements_install_and_the_quickstart_runs(tmp_path):
 
     # the quickstart, plus a last cell that says where its kernel ran
     nb = nbformat.read(QUICKSTART, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(
-        "import sys, adlab\nprint('PREFIX', sys.prefix)\nprint('ADLAB', adlab.__file__)"))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "import sys, adlab\nprint('PREFIX', sys.prefix)\nprint('ADLAB', adlab.__file__)"
+        )
+    )
     work = tmp_path / "notebooks"
     work.mkdir()
     nbformat.write(nb, work / QUICKSTART.name)

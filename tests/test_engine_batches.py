@@ -61,7 +61,8 @@ def test_chunk_counts():
 
 
 @pytest.mark.parametrize(
-    ("mode", "scheme"), [("numeric", "central"), ("numeric", "richardson"), ("complex-step", "central")]
+    ("mode", "scheme"),
+    [("numeric", "central"), ("numeric", "richardson"), ("complex-step", "central")],
 )
 def test_chunked_derivative_matches_the_hand_derived_one(mode, scheme):
     """wide_moments at n = 600: 3 x 600 Jacobian, batches of up to 1.4M elements."""

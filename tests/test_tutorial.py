@@ -95,7 +95,8 @@ def test_floor_warmup_ratio_and_per_row_tables():
     assert warm.rows[0] == ("reverse", "10", "20 ms", "1 ms", "20 us", "1,000")
     assert warm.rows[1][2] == "-" and warm.rows[1][5] == "-"
     assert tutorial.ratio_table(records, "reverse(eager)", "reverse").rows == (
-        ("10", "2 ms", "20 us", "100x"),)
+        ("10", "2 ms", "20 us", "100x"),
+    )
     per_row = tutorial.per_output_row(records)
     assert per_row.rows == (("10", "4", "20 us", "5 us", "0.5x", "2x"),)
 
@@ -172,8 +173,12 @@ def test_fused_descent_agrees_and_times_four_ways():
     with pytest.raises(ValueError, match="steps"):
         tutorial.fused_descent("g9_graphics", n=3, steps=0)
     with pytest.raises(ValueError, match="one argument"):
-        tutorial.fused_descent(adlab.load_model("g9_graphics").__class__.from_function(
-            lambda a, b: (a * b).sum(), wrt=(0, 1)), n=3)
+        tutorial.fused_descent(
+            adlab.load_model("g9_graphics").__class__.from_function(
+                lambda a, b: (a * b).sum(), wrt=(0, 1)
+            ),
+            n=3,
+        )
 
 
 def test_python_loop_model_is_the_per_sample_loss():
@@ -195,7 +200,11 @@ def test_agreement_of_the_per_sample_series():
     ]  # fmt: skip
     t = tutorial.agreement(variants, n=4)
     assert t.select("series", "agrees to 1e-10").rows == (
-        ("map", "yes"), ("vmap", "yes"), ("batched", "yes"), ("Python loop (eager)", "yes"))
+        ("map", "yes"),
+        ("vmap", "yes"),
+        ("batched", "yes"),
+        ("Python loop (eager)", "yes"),
+    )
     mixed = tutorial.agreement(["reverse", "forward", "numeric[forward]"], n=3,
                                model="normal_logpdf")  # fmt: skip
     assert [row[2] for row in mixed.rows] == ["yes", "yes", "no"]  # forward differences: ~1e-8

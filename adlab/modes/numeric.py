@@ -35,8 +35,10 @@ def _points(xf, scheme, step, dtype, xp):
     distances actually stepped, (x + h) - x, so that the differences below
     divide by the true distance between the points.
     """
-    s = default_step(xf, scheme, dtype, xp) if step is None else xp.broadcast_to(
-        xp.asarray(step, dtype=dtype), xf.shape
+    s = (
+        default_step(xf, scheme, dtype, xp)
+        if step is None
+        else xp.broadcast_to(xp.asarray(step, dtype=dtype), xf.shape)
     )
     ahead = xf + s
     h = ahead - xf
