@@ -15,7 +15,11 @@ when XLA's estimate is under 1000 flops; above that it hands the program to a
 worker thread, which costs a thread wake-up (~5 us idle, tens of us on a
 busy machine). See README, "Numeric modes against their limit".
 
-    python benchmarks/numeric_limit.py [--rounds 5] [--sizes 10,100,1000]
+    python benchmarks/numeric_limit.py [--rounds 5] [--sizes 10,100,1000] [--inline]
+
+``--inline`` turns the worker-thread hand-off off for the whole run (JAX's
+``jax_cpu_enable_async_dispatch``, as ``adlab bench --inline`` does), so the
+ratios show the programs themselves rather than the 1000-flop line.
 """
 
 from __future__ import annotations
@@ -67,7 +71,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--precisions", default="float64,float32")
+    ap.add_argument("--inline", action="store_true", help="no async dispatch on CPU")
     args = ap.parse_args()
+    if args.inline:  # before JAX's first computation: the CPU client reads it once
+        import jax
+
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
     model = Model.from_source(SOURCE, name="sin_exp")
     f_jax = model.function("jax")
     import jax
@@ -80,7 +89,8 @@ def main() -> None:
     plain_c = Model.from_function(lambda d, X: jnp.imag(jax.vmap(f_jax)(X)), name="plain_vmap_c")
     env = adlab.environment()
     print(f"# {env['device']} ({env['cpu']}, {env['cpus_usable']} CPUs), jax {env['jax']}")
-    print(f"# median of {args.rounds} alternating rounds of adlab.time_call each\n")
+    print(f"# median of {args.rounds} alternating rounds of adlab.time_call each"
+          f"{', every program inline (no async dispatch)' if args.inline else ''}\n")  # fmt: skip
     print("| precision | n | mode | adlab | plain vmap on the batch | ratio | flops adlab "
           "| flops plain |")  # fmt: skip
     print("|---|---:|---|---:|---:|---:|---:|---:|")
