@@ -1,10 +1,11 @@
 """Evaluating f at many perturbed copies of one argument.
 
-Shared by finite differences and complex step. Under JAX every perturbed
-point goes through one ``jax.vmap``-ed call, so XLA sees a single batched
-computation (this is what keeps numeric modes near the cost of "f on a batch
-of points"). Under NumPy we perturb one coordinate at a time in a plain loop,
-as hand-written finite differences (G9.js) do, never materialising the batch.
+Shared by finite differences and complex step. Under JAX the perturbed points
+go through ``jax.vmap``-ed calls of f, one for the whole batch or one per
+cache-sized chunk, so XLA sees batched computations (this is what keeps
+numeric modes near the cost of "f on a batch of points"). Under NumPy we
+perturb one coordinate at a time in a plain loop, as hand-written finite
+differences (G9.js) do, never materialising the batch.
 """
 
 from __future__ import annotations
