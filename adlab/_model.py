@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import inspect
 import itertools
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,23 @@ NAMESPACES: dict[str, dict[str, Any]] = {
 
 def _is_setting(name: str, value: Any) -> bool:
     return name.isupper() and isinstance(value, (bool, int, float, str))
+
+
+_MISSING = object()
+
+
+def _literal(name: str, value: Any) -> str:
+    """``value`` as Python source that evaluates back to it."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"  # nan and inf have no literal
+    if isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    raise ValueError(
+        f"setting {name}={value!r} cannot be written into model source; "
+        "use a bool, int, float or str"
+    )
 
 
 def _check_size(n: Any) -> int:
@@ -257,6 +275,23 @@ class Model:
         if self.source is None:
             raise ValueError("only models built from source have settings")
         return Model.from_source(self.source, self.name, **{**self.settings, **settings})
+
+    def source_with_settings(self) -> str:
+        """The source with this model's changed settings written in, at its end.
+
+        ``from_source(text, **settings)`` sets the settings after running the
+        module, so assignments appended to the module give the same model;
+        an editor showing this text shows what runs.
+        """
+        if self.source is None:
+            raise ValueError("only models built from source have settings")
+        defaults = Model.from_source(self.source, self.name).settings
+        changed = {k: v for k, v in self.settings.items() if defaults.get(k, _MISSING) != v}
+        if not changed:
+            return self.source
+        lines = [f"{k} = {_literal(k, v)}" for k, v in changed.items()]
+        return "\n".join([self.source.rstrip("\n"), "", "# settings given with the model",
+                          *lines, ""])  # fmt: skip
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())

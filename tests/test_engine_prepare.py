@@ -307,6 +307,22 @@ def test_settings_of_a_model_from_source():
         np.testing.assert_allclose(adlab.derivative(m, x), 2 * k * x, rtol=1e-15)
 
 
+def test_source_with_settings_is_the_same_model():
+    m = adlab.load_model("g9_graphics").with_settings(BEND=0.25)
+    text = m.source_with_settings()
+    assert text.rstrip().endswith("BEND = 0.25")
+    again = adlab.Model.from_source(text, m.name)
+    assert again.settings == m.settings
+    args = m.setup(6)
+    np.testing.assert_array_equal(adlab.derivative(again, *args), adlab.derivative(m, *args))
+    # unchanged settings leave the source alone; values with no literal still round-trip
+    assert G9.source_with_settings() == G9.source
+    odd = G9.with_settings(BEND=float("inf")).source_with_settings()
+    assert adlab.Model.from_source(odd).settings["BEND"] == float("inf")
+    with pytest.raises(ValueError, match="cannot be written into model source"):
+        G9.with_settings(BEND=[1.0]).source_with_settings()
+
+
 def test_module_level_wrt_is_the_default_and_can_be_overridden():
     assert GAUSS.wrt == 1
     d, x = GAUSS.setup(10)

@@ -82,3 +82,17 @@ def test_export_writes_csv_and_json(tmp_path):
     rows = csvs[0].read_text().splitlines()
     assert len(rows) == 1 + len(lab.results)
     assert adlab.from_json(jsons[0].read_text()) == lab.results
+
+
+def test_a_model_with_changed_settings_keeps_them_in_the_editor():
+    """Lab(load_model(..., N1=8)) runs N1=8, shows it in the editor, keeps it through edits."""
+    m = adlab.load_model("mlp_batched", N1=8, N2=3)
+    lab = adlab.Lab(m, **FAST)
+    assert lab.model.settings == {"N1": 8, "N2": 3}
+    assert lab.editor.value.rstrip().endswith("N1 = 8\nN2 = 3")
+    assert lab.model.setup(2)[0].shape == (8 + 8 + 8 * 3 + 3 + 3 + 1,)
+    lab.editor.value = lab.editor.value.replace("N2 = 3", "N2 = 4")
+    assert lab.error is None and lab.model.settings == {"N1": 8, "N2": 4}
+    # the catalog model itself is not touched, and the plain one opens as the catalog's
+    assert adlab.Lab("mlp_batched", **FAST).model.settings == {"N1": 1000, "N2": 20}
+    assert adlab.Lab(adlab.load_model("mlp_batched"), **FAST).source == source_of("mlp_batched")

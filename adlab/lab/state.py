@@ -260,7 +260,8 @@ class LabState(HasTraits):
         if isinstance(model, Model):
             if model.source is None:
                 raise TypeError("the Lab edits source: build the model with Model.from_source")
-            text, name = model.source, model.name
+            # settings given with the model go into the editor, so they stay with edits
+            text, name = model.source_with_settings(), model.name
         elif isinstance(model, str) and model in catalog():
             return model, source_of(model)
         elif isinstance(model, str) and is_model_source(model):
