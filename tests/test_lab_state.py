@@ -51,5 +51,7 @@ def test_log_sizes():
     assert log_sizes(7) == [1, 3, 7]
     assert log_sizes(1000) == [1, 3, 10, 30, 100, 300, 1000]
     assert log_sizes(10_000)[-3:] == [1000, 3000, 10_000]
+    assert log_sizes(102) == [1, 3, 10, 30, 102]  # not 100 and 102
+    assert log_sizes(2) == [1, 2] and log_sizes(4) == [1, 4]
     assert log_sizes(50, fixed=[5, 20, 100]) == [5, 20]
     assert log_sizes(2, fixed=[5, 20]) == [2]
