@@ -54,9 +54,6 @@ def _is_setting(name: str, value: Any) -> bool:
     return name.isupper() and isinstance(value, (bool, int, float, str))
 
 
-_MISSING = object()
-
-
 def _literal(name: str, value: Any) -> str:
     """``value`` as Python source that evaluates back to it."""
     if isinstance(value, np.generic):
@@ -286,7 +283,7 @@ class Model:
         if self.source is None:
             raise ValueError("only models built from source have settings")
         defaults = Model.from_source(self.source, self.name).settings
-        changed = {k: v for k, v in self.settings.items() if defaults.get(k, _MISSING) != v}
+        changed = {k: v for k, v in self.settings.items() if defaults[k] != v}
         if not changed:
             return self.source
         lines = [f"{k} = {_literal(k, v)}" for k, v in changed.items()]
