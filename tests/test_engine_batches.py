@@ -41,14 +41,13 @@ def test_every_form_evaluates_f_at_the_same_points(scatter_max, chunk, dtype):
     step = rng.normal(size=7) if dtype is np.float64 else 1j * rng.normal(size=7)
     coords = (x[cols] + step).astype(dtype)
     with jax.enable_x64(True):
-        got = np.asarray(
-            jax.jit(
-                lambda x, c: jax_batch(lambda v: v, (x,), 0, cols, c, scatter_max, chunk)
-            )(jnp.asarray(x), jnp.asarray(coords))
-        )  # fmt: skip
+        run = jax.jit(lambda x, c: jax_batch(lambda v: v, (x,), 0, cols, c, scatter_max, chunk))
+        got, points = (np.asarray(a) for a in run(jnp.asarray(x), jnp.asarray(coords)))
     want = rows_of(x, cols, coords)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+    # the coordinates each evaluation saw, which differences divide by
+    np.testing.assert_array_equal(points, coords)
 
 
 def test_chunk_counts():
@@ -92,3 +91,30 @@ def test_chunked_costs_count_every_chunk(scheme):
     # ... while the memory is the chunked program's own: far below the batch
     batch_bytes = p.f_evals * 1000 * 8
     assert cost["temp_bytes"] < batch_bytes / 4
+
+
+SIN_EXP = adlab.Model.from_source(
+    "def setup(n, rng):\n    return (rng.uniform(-1.0, 1.0, n),)\n\n"
+    "def f(x):\n    return np.sum(np.sin(x) * np.exp(x))\n",
+    name="sin_exp",
+)
+
+
+@pytest.mark.parametrize("scheme", ["forward", "central", "richardson"])
+def test_small_differences_stay_under_the_inline_line_with_their_batch(scheme):
+    """JAX's CPU client runs a program inline only under 1000 XLA flops.
+
+    sin·exp at n = 10: the plain batch of Richardson's 40 points counts 760
+    flops. The difference around it must add little enough arithmetic to stay
+    under the line too (it counted 1110 when the step arithmetic was copied
+    into every fusion), or it pays a thread hand-off its batch does not.
+    """
+    from adlab.measure._env import INLINE_FLOPS
+
+    (x,) = SIN_EXP.setup(10)
+    p = adlab.prepare(SIN_EXP, x, mode="numeric", scheme=scheme)
+    plain = adlab.prepare(SIN_EXP, x, mode="primal").cost()["flops"] * p.f_evals
+    assert plain < INLINE_FLOPS  # the premise: the batch itself is inline
+    flops = p.cost()["flops"]
+    assert flops < INLINE_FLOPS, f"{scheme}: {flops} flops"
+    assert flops - plain <= 25 * x.size  # a few operations per coordinate

@@ -78,7 +78,7 @@ def _jax_one(spec: Spec, i: int, h: float, args, chunk=CHUNK):
     x = jnp.asarray(args[i])
     xc = x.ravel().astype(COMPLEX[np.dtype(spec.dtype).name])
     n = xc.size
-    F = jax_batch(spec.f, args, i, np.arange(n), xc + 1j * h, chunk=chunk)
+    F, _ = jax_batch(spec.f, args, i, np.arange(n), xc + 1j * h, chunk=chunk)
     return to_jacobian(jnp.imag(F) / h, spec.out_shape, x.shape, jnp)
 
 

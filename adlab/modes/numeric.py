@@ -28,12 +28,11 @@ def default_step(x, scheme: str, dtype, xp=np):
 
 
 def _points(xf, scheme, step, dtype, xp):
-    """The perturbed coordinates, one block per stencil point, and the steps.
+    """The perturbed coordinates, one block per stencil point.
 
-    Returns (blocks, h, hh): blocks[b][j] is coordinate j of the b-th stencil
-    point for coordinate j; h (and hh, the half step, for Richardson) are the
-    distances actually stepped, (x + h) - x, so that the differences below
-    divide by the true distance between the points.
+    blocks[b][j] is coordinate j of the b-th stencil point for coordinate j.
+    The step is first rounded to a distance x can actually move, (x + s) - x,
+    so that the points are symmetric about x where they can be.
     """
     s = (
         default_step(xf, scheme, dtype, xp)
@@ -41,26 +40,32 @@ def _points(xf, scheme, step, dtype, xp):
         else xp.broadcast_to(xp.asarray(step, dtype=dtype), xf.shape)
     )
     ahead = xf + s
+    if scheme == "forward":
+        return [ahead]
     h = ahead - xf
-    if scheme == "forward":
-        return [ahead], h, None
     if scheme == "central":
-        return [ahead, xf - h], h, None
+        return [ahead, xf - h]
     half = xf + h / 2
-    hh = half - xf
-    return [ahead, xf - h, half, xf - hh], h, hh
+    return [ahead, xf - h, half, xf - (half - xf)]
 
 
-def _combine(scheme, F, f0, h, hh):
-    """Derivatives (n, *out) from f values at the perturbed points."""
-    n = h.shape[0]
+def _combine(scheme, F, f0, P, xf):
+    """Derivatives (n, *out) from f values F at the points P (block-major, as built).
+
+    Each difference divides by the distance between the points as evaluated,
+    P[a] - P[b], not by a nominal 2h: that is the distance the values of f
+    were taken across, whatever x - h rounded to.
+    """
+    n = xf.shape[0]
     ex = (slice(None),) + (None,) * (F.ndim - 1)
+    F = [F[b * n : (b + 1) * n] for b in range(F.shape[0] // n)]
+    P = [P[b * n : (b + 1) * n] for b in range(P.shape[0] // n)]
     if scheme == "forward":
-        return (F[:n] - f0) / h[ex], None
-    d1 = (F[:n] - F[n : 2 * n]) / (2 * h[ex])
+        return (F[0] - f0) / (P[0] - xf)[ex], None
+    d1 = (F[0] - F[1]) / (P[0] - P[1])[ex]
     if scheme == "central":
         return d1, None
-    d2 = (F[2 * n : 3 * n] - F[3 * n :]) / (2 * hh[ex])
+    d2 = (F[2] - F[3]) / (P[2] - P[3])[ex]
     # (4 d2 - d1) / 3 = d2 + (d2 - d1) / 3; the correction's size is also the
     # error estimate |extrapolated - d2|.
     correction = (d2 - d1) / 3
@@ -75,11 +80,11 @@ def _check_scheme(scheme: str) -> None:
 def _jax_one(spec: Spec, i: int, args, chunk=CHUNK):
     x = jnp.asarray(args[i])
     xf = x.ravel()
-    blocks, h, hh = _points(xf, spec.scheme, spec.step, spec.dtype, jnp)
+    blocks = _points(xf, spec.scheme, spec.step, spec.dtype, jnp)
     cols = np.tile(np.arange(xf.size), len(blocks))  # row r perturbs coordinate r mod n
-    F = jax_batch(spec.f, args, i, cols, jnp.concatenate(blocks), chunk=chunk)
+    F, P = jax_batch(spec.f, args, i, cols, jnp.concatenate(blocks), chunk=chunk)
     f0 = jax_at(spec.f, args, i) if spec.scheme == "forward" else None
-    d, err = _combine(spec.scheme, F, f0, h, hh)
+    d, err = _combine(spec.scheme, F, f0, P, xf.astype(P.dtype))
     to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape, jnp)  # noqa: E731
     return to(d), to(err)
 
@@ -87,10 +92,10 @@ def _jax_one(spec: Spec, i: int, args, chunk=CHUNK):
 def _numpy_one(spec: Spec, i: int, args, chunk=None):
     x = np.asarray(args[i])
     xf = x.ravel()
-    blocks, h, hh = _points(xf, spec.scheme, spec.step, spec.dtype, np)
+    blocks = _points(xf, spec.scheme, spec.step, spec.dtype, np)
     F = numpy_batch(spec.f, args, i, np.stack(blocks, axis=1))
     f0 = np.asarray(spec.f(*args)) if spec.scheme == "forward" else None
-    d, err = _combine(spec.scheme, F, f0, h, hh)
+    d, err = _combine(spec.scheme, F, f0, np.concatenate(blocks), xf)
     to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape)  # noqa: E731
     return to(d), to(err)
 
