@@ -144,7 +144,30 @@ def test_budget_extrapolates_log_log_through_the_last_two_sizes():
     assert b.predict_call("a", 1000) == pytest.approx(1e-1)  # slope 1 from the two sizes
     assert b.predict_point("a", 1000) == pytest.approx(0.05 + 3 * 1e-1)
     assert b.over("a", 1000) is None
-    assert b.over("a", 10000) == "predicted 3 s > budget 1 s"
+    assert b.over("a", 10000) == "predicted 3.05 s > budget 1 s"
+
+
+def test_budget_extrapolates_a_compile_that_grows_with_n():
+    """A Python loop unrolled by jit: 0.3 s to compile at n = 30, 1.2 s at n = 100
+    (measured here; 21 s at n = 300). The calls alone would fit the budget."""
+    b = Budget(2.0)
+    b.add("loop", 30, 1e-4, 0.3, 1e-4, 1)
+    b.add("loop", 100, 3e-4, 1.2, 3e-4, 1)
+    power = math.log(1.2 / 0.3) / math.log(100 / 30)
+    assert b.predict_compile("loop", 300) == pytest.approx(1.2 * 3**power)
+    reason = b.over("loop", 300)
+    assert reason.startswith("predicted 4.") and "> budget 2 s" in reason
+    assert "compiling 4." in reason and "grows with n" in reason
+
+
+def test_budget_takes_short_compiles_as_flat():
+    """Below COMPILE_GROWS_S a compile is overhead plus noise: 20 ms then 60 ms
+    must not predict 60 ms x 1000^1 at n = 100,000."""
+    b = Budget(1.0)
+    b.add("a", 10, 1e-5, 0.02, 1e-5, 1)
+    b.add("a", 100, 1e-5, 0.06, 1e-5, 1)
+    assert b.predict_compile("a", 100_000) == 0.06
+    assert b.over("a", 100_000) is None
 
 
 def _slow_model(calls: dict[int, int], per_element_s: float) -> Model:
@@ -189,6 +212,39 @@ def test_a_first_size_is_predicted_from_f_evals_and_the_primal():
     assert primal.skipped is None and numeric.f_evals == 21
     assert numeric.skipped.startswith("predicted ") and "21 f evals x primal" in numeric.skipped
     assert calls[20] - before <= 1  # prepare's shape check at most: no derivative ran
+
+
+def test_the_reference_is_computed_only_for_measured_points():
+    """The reference compiles reverse and forward mode: a point skipped by the
+    budget must not pay for it, so a sweep does not block on it."""
+    traced: dict[int, int] = {}
+
+    def f_jax(x):
+        traced[x.size] = traced.get(x.size, 0) + 1
+        return jnp.sum(x**2)
+
+    calls: dict[int, int] = {}
+    slow = _slow_model(calls, 1e-3)
+    model = Model.from_function(f_jax, slow.setup, name="slow", f_numpy=slow.function("numpy"))
+    records = list(adlab.bench(model, [1, 2, 40], ["numeric[forward](numpy)"], budget_s=0.5,
+                               reference="reverse", **FAST))  # fmt: skip
+    assert records[-1].n == 40 and records[-1].skipped
+    assert records[1].error is not None and records[3].error is not None  # n = 1, 2 measured
+    assert 40 not in traced  # no reference at n = 40
+
+
+def test_a_reference_predicted_over_budget_is_left_out_with_its_reason():
+    from adlab.measure._sweep import _Run
+
+    run = _Run(adlab.load_model("normal_logpdf"), [10], parse_variants(["forward"]),
+               dict(scheme="central", jit=True, precision="float64", backend="jax"),
+               budget=Budget(2.0), reference="reverse", seed=0, **FAST)  # fmt: skip
+    run.budget.add("reference of normal_logpdf", 5, 0.0, 0.5, 0.0, None)
+    run.budget.add("reference of normal_logpdf", 8, 0.0, 1.5, 0.0, None)  # growing fast
+    primal, fwd = list(run.records())
+    assert fwd.skipped is None and fwd.median_s is not None  # the point itself is measured
+    assert fwd.error is None
+    assert fwd.note.startswith("no reference: predicted ") and "> budget 2 s" in fwd.note
 
 
 def test_a_first_call_over_budget_is_the_whole_measurement():

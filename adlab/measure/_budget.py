@@ -6,11 +6,16 @@ measured, p is assumed: 2 when the derivative needs several passes of f
 (``f_evals`` > 1: n passes of O(n) work each, as forward mode and finite
 differences on an elementwise f), else 1. The exponent is clamped to [0, 3].
 
-A point needs its compile (predicted as the series' last compile time) and at
-least ``MIN_CALLS`` calls: the call ``prepare`` makes to warm jit's cache (or,
-eagerly, a second warm-up), the uncounted warm-up, and one timed repeat. When
-that is over the budget the point is skipped with its reason, before anything
-runs.
+A point needs its compile and at least ``MIN_CALLS`` calls: the call
+``prepare`` makes to warm jit's cache (or, eagerly, a second warm-up), the
+uncounted warm-up, and one timed repeat. When that is over the budget the point
+is skipped with its reason, before anything runs.
+
+Compile time is usually flat in n (20-60 ms here), but not when jit unrolls a
+Python loop over the elements: a loop model compiled in 0.3 s at n = 30, 1.2 s
+at n = 100 and 21 s at n = 300. So once the last compile took
+``COMPILE_GROWS_S`` or more it is extrapolated like the calls; below that it is
+fixed overhead plus noise, and extrapolating noise would skip points for nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from dataclasses import dataclass, field
 MIN_CALLS = 3
 #: bounds on the extrapolation exponent
 MIN_POWER, MAX_POWER = 0.0, 3.0
+#: compiles shorter than this are taken as flat in n
+COMPILE_GROWS_S = 0.1
 
 
 def seconds(s: float) -> str:
@@ -29,7 +36,7 @@ def seconds(s: float) -> str:
     if s >= 10:
         return f"{s:.0f} s"
     if s >= 1:
-        return f"{s:.2g} s"
+        return f"{s:.3g} s"  # 3 digits: "2.04 s > budget 2 s", not "2 s > budget 2 s"
     if s >= 1e-3:
         return f"{s * 1e3:.3g} ms"
     return f"{s * 1e6:.3g} us"
@@ -58,19 +65,25 @@ class Budget:
         point = _Point(n, call_s, compile_s, first_call_s, f_evals)
         self.history.setdefault(label, []).append(point)
 
+    def _measured_below(self, label: str, n: int) -> list[_Point]:
+        return sorted((p for p in self.history.get(label, []) if p.n < n), key=lambda p: p.n)
+
     def predict_call(self, label: str, n: int) -> float | None:
         """Predicted seconds of one call at ``n``, or None with nothing to go on."""
-        pts = sorted((p for p in self.history.get(label, []) if p.n < n), key=lambda p: p.n)
+        pts = self._measured_below(label, n)
         if not pts:
             return None
-        last = pts[-1]
-        prev = next((p for p in reversed(pts[:-1]) if p.n < last.n), None)
-        if prev is not None and prev.call_s > 0 and last.call_s > 0:
-            power = math.log(last.call_s / prev.call_s) / math.log(last.n / prev.n)
-        else:
-            power = 2.0 if (last.f_evals or 1) > 1 else 1.0
-        power = min(max(power, MIN_POWER), MAX_POWER)
-        return last.call_s * (n / last.n) ** power
+        default = 2.0 if (pts[-1].f_evals or 1) > 1 else 1.0
+        return _extrapolate(pts, n, lambda p: p.call_s, default)
+
+    def predict_compile(self, label: str, n: int) -> float:
+        """Predicted compile seconds at ``n`` (0 with nothing to go on)."""
+        pts = self._measured_below(label, n)
+        if not pts:
+            return 0.0
+        if pts[-1].compile_s < COMPILE_GROWS_S:
+            return pts[-1].compile_s
+        return _extrapolate(pts, n, lambda p: p.compile_s, 0.0)
 
     def predict_point(self, label: str, n: int) -> float | None:
         """Predicted seconds for the whole point: compile + ``MIN_CALLS`` calls, the
@@ -79,12 +92,31 @@ class Budget:
         call = self.predict_call(label, n)
         if call is None:
             return None
-        last = self.history[label][-1]
-        return last.compile_s + max(last.first_call_s, call) + (MIN_CALLS - 1) * call
+        last = self._measured_below(label, n)[-1]
+        compile_s = self.predict_compile(label, n)
+        return compile_s + max(last.first_call_s, call) + (MIN_CALLS - 1) * call
 
     def over(self, label: str, n: int) -> str | None:
         """The skip reason when the point is predicted over budget, else None."""
         predicted = self.predict_point(label, n)
-        if predicted is not None and predicted > self.budget_s:
-            return f"predicted {seconds(predicted)} > budget {seconds(self.budget_s)}"
-        return None
+        if predicted is None or predicted <= self.budget_s:
+            return None
+        reason = f"predicted {seconds(predicted)} > budget {seconds(self.budget_s)}"
+        compile_s = self.predict_compile(label, n)
+        if compile_s > predicted / 2 and compile_s > self._measured_below(label, n)[-1].compile_s:
+            reason += (f" (compiling {seconds(compile_s)}: compile time grows with n here, "
+                       "as when jit unrolls a Python loop)")  # fmt: skip
+        return reason
+
+
+def _extrapolate(pts: list[_Point], n: int, value, default_power: float) -> float:
+    """value at n on log-log axes through the last two sizes (``pts`` sorted by n);
+    with one size, or a zero value, ``default_power``. Clamped to [MIN, MAX]_POWER."""
+    last = pts[-1]
+    prev = next((p for p in reversed(pts[:-1]) if p.n < last.n), None)
+    if prev is not None and value(prev) > 0 and value(last) > 0:
+        power = math.log(value(last) / value(prev)) / math.log(last.n / prev.n)
+    else:
+        power = default_power
+    power = min(max(power, MIN_POWER), MAX_POWER)
+    return value(last) * (n / last.n) ** power

@@ -9,6 +9,7 @@ as skipped, with the reason, instead of being run.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -227,9 +228,8 @@ class _Run:
                     yield rec
                 if v.mode == "primal":
                     continue
-                if id(m) not in refs:
-                    refs[id(m)] = self._reference(m, point)
-                yield self._point(m, v, n, point, refs[id(m)], primal[pkey])[0]
+                ref = functools.partial(self._budgeted_reference, refs, m, point, n)
+                yield self._point(m, v, n, point, ref, primal[pkey])[0]
 
     def _setup(self, m: Model, n: int) -> tuple | Exception:
         try:
@@ -256,6 +256,22 @@ class _Run:
         if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
             return None
         return 2 * f_evals * primal_s
+
+    def _budgeted_reference(self, refs: dict, m: Model, point: tuple, n: int):
+        """The reference at this size, computed once per model and only when a point
+        needs it (a skipped point does not), under the same budget as a point: it
+        compiles reverse (and forward) mode, which for an unrolled loop takes far
+        longer than the derivative being measured."""
+        if id(m) not in refs:
+            label = f"reference of {m.name}"
+            reason = self.budget.over(label, n)
+            if reason:
+                refs[id(m)] = f"no reference: {reason}"
+            else:
+                start = time.perf_counter()
+                refs[id(m)] = self._reference(m, point)
+                self.budget.add(label, n, 0.0, time.perf_counter() - start, 0.0, None)
+        return refs[id(m)]
 
     def _reference(self, m: Model, point: tuple | Exception) -> Reference | str | None:
         """The reference derivative, or a string saying why there is none."""
@@ -287,7 +303,8 @@ class _Run:
         )  # fmt: skip
 
     def _point(self, m, v, n, point, ref, primal) -> tuple[Record, Any]:
-        """Measure one point; returns (record, XLA cost or None)."""
+        """Measure one point; returns (record, XLA cost or None). ``ref`` is None or
+        a callable giving the reference, asked for only once the point is measured."""
         base = self._base(m, v, n)
         primal_rec = primal[0] if primal else None
         primal_s = primal_rec.median_s if primal_rec else None
@@ -353,7 +370,7 @@ class _Run:
                     fields["flops_ratio"] = fields["flops"] / fields["primal_flops"]
         if v.mode != "primal":
             value, estimate = out if richardson else (out, None)
-            fields.update(_errors(value, estimate, ref, notes))
+            fields.update(_errors(value, estimate, ref() if ref else None, notes))
         if notes:
             fields["note"] = "; ".join(notes)
         return Record(**{**base, **fields}), cost
