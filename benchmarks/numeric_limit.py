@@ -31,7 +31,7 @@ import numpy as np
 
 import adlab
 from adlab import Model
-from adlab.modes.numeric import default_step
+from adlab.engine.modes.numeric import default_step
 
 SOURCE = '''"""sum(sin(x) * exp(x))"""
 

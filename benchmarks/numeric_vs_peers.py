@@ -33,7 +33,7 @@ import numpy as np
 
 import adlab
 from adlab import Model, max_relative_error, normwise_relative_error
-from adlab.modes.numeric import default_step
+from adlab.engine.modes.numeric import default_step
 
 try:  # the sibling script, run as ``python benchmarks/numeric_vs_peers.py``
     from numeric_limit import CASES, batch_of

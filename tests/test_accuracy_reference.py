@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab._reference import (
+from adlab.accuracy.reference import (
     AGREEMENT,
     FLOOR,
     max_relative_error,
@@ -129,7 +129,7 @@ CASES = [  # (catalog name, settings, mpmath twin, sizes, digits)
 
 
 def test_every_catalog_model_has_an_mpmath_twin():
-    assert sorted(c[0] for c in CASES) == adlab.catalog()
+    assert sorted(c[0] for c in CASES) == adlab.list_models()
 
 
 @pytest.mark.parametrize("name, settings, twin, sizes, digits", CASES, ids=[c[0] for c in CASES])
@@ -220,7 +220,7 @@ def test_a_catalog_model_whose_derivative_is_rounding_noise_is_untrusted():
     model = adlab.load_model("gaussian_residual")
     ref = reference(model, *model.setup(3))
     assert ref.trusted is False and ref.mismatch > 0.1
-    recs = list(adlab.step_sweep(model, 3, ("central",), steps=[1e-4], ref=ref))
+    recs = list(adlab.step_errors(model, 3, ("central",), steps=[1e-4], ref=ref))
     assert recs[0].reference_trusted is False
     assert recs[0].reference_mismatch == ref.mismatch
     # ... while at the question's own size, 21 points, it is trusted
@@ -250,6 +250,6 @@ def test_a_custom_vjp_model_is_unchecked_and_the_sweep_exposes_its_wrong_rule():
     ref = reference(model, *model.setup(4))
     assert ref.trusted is None and math.isnan(ref.mismatch)
     assert "forward mode failed" in ref.note
-    recs = list(adlab.step_sweep(model, 4, ("central", "complex-step"), steps=[1e-3, 1e-6]))
+    recs = list(adlab.step_errors(model, 4, ("central", "complex-step"), steps=[1e-3, 1e-6]))
     assert all(r.reference_trusted is None for r in recs)
     assert all(0.4 < r.error < 0.6 for r in recs)

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab._accuracy import SWEEP_SCHEMES, default_steps, expected_error
-from adlab._reference import max_relative_error, reference
+from adlab.accuracy.reference import max_relative_error, reference
+from adlab.accuracy.steps import STEP_SCHEMES, default_steps, expected_error
 
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}
 N = 10
@@ -34,13 +34,13 @@ def sweeps(refs):
     Richardson on wide_moments (whose derivatives never vanish), computed once."""
     out = {}
     for name, precisions, schemes in [
-        ("normal_logpdf", ("float64", "float32"), SWEEP_SCHEMES),
-        ("rosenbrock", ("float64", "float32"), SWEEP_SCHEMES),
+        ("normal_logpdf", ("float64", "float32"), STEP_SCHEMES),
+        ("rosenbrock", ("float64", "float32"), STEP_SCHEMES),
         ("wide_moments", ("float64",), ("central", "richardson")),
     ]:
         for precision in precisions:
             out[name, precision] = list(
-                adlab.step_sweep(name, N, schemes, precision=precision, ref=refs[name])
+                adlab.step_errors(name, N, schemes, precision=precision, ref=refs[name])
             )
     return out
 
@@ -184,7 +184,7 @@ def test_records_carry_theory_and_the_reference_check(sweeps):
 
 
 def test_summary_puts_measured_minimum_beside_theory(sweeps):
-    summary = {s.scheme: s for s in adlab.sweep_summary(sweeps["rosenbrock", "float64"])}
+    summary = {s.scheme: s for s in adlab.step_summary(sweeps["rosenbrock", "float64"])}
     assert list(summary) == ["forward", "central", "richardson", "complex-step"]
     s = summary["central"]
     assert s.best_error <= s.default_error
@@ -260,19 +260,21 @@ def test_richardson_estimate_bounds_the_error_at_the_default_step(sweeps):
 
 
 def test_steps_argument():
-    recs = list(adlab.step_sweep("rosenbrock", 3, ("central", "complex-step"), steps=[1e-3, 1e-30]))
+    recs = list(
+        adlab.step_errors("rosenbrock", 3, ("central", "complex-step"), steps=[1e-3, 1e-30])
+    )
     assert [(r.scheme, r.h) for r in recs] == [
         ("central", 1e-3), ("central", 1e-30), ("complex-step", 1e-3), ("complex-step", 1e-30)
     ]  # fmt: skip
     assert math.isinf(recs[1].error)  # x + 1e-30 == x: shown, not hidden
     assert recs[3].error < 1e-14
-    per = list(adlab.step_sweep("rosenbrock", 3, ("forward", "central"), steps={"forward": [0.1]}))
+    per = list(adlab.step_errors("rosenbrock", 3, ("forward", "central"), steps={"forward": [0.1]}))
     assert sum(r.scheme == "forward" for r in per) == 1
     assert sum(r.scheme == "central" for r in per) == len(default_steps("central"))
     with pytest.raises(ValueError, match="positive"):
-        list(adlab.step_sweep("rosenbrock", 3, ("central",), steps=[1e-3, -1.0]))
+        list(adlab.step_errors("rosenbrock", 3, ("central",), steps=[1e-3, -1.0]))
     with pytest.raises(ValueError, match="scheme"):
-        list(adlab.step_sweep("rosenbrock", 3, ("backward",)))
+        list(adlab.step_errors("rosenbrock", 3, ("backward",)))
 
 
 def test_default_grids():
@@ -297,7 +299,7 @@ def f(x):
 
 def test_non_analytic_model_complex_step_refused_differences_still_swept():
     model = adlab.Model.from_source(SMOOTH_ABS, name="abs_cubed")
-    sweep = adlab.step_sweep(model, 4, ("central", "complex-step"), steps=[1e-4])
+    sweep = adlab.step_errors(model, 4, ("central", "complex-step"), steps=[1e-4])
     central = next(sweep)
     assert central.scheme == "central" and central.error < 1e-6
     with pytest.raises(adlab.ModelError, match="analytic") as info:
@@ -319,5 +321,5 @@ def test_tuple_wrt_sweeps_every_argument():
         return np.array([1.5, -0.5]), 200.0
 
     model = adlab.Model.from_function(f, setup, wrt=(0, 1))
-    recs = list(adlab.step_sweep(model, 1, ("central",), steps=[1e-5]))
+    recs = list(adlab.step_errors(model, 1, ("central",), steps=[1e-5]))
     assert recs[0].error < 1e-8

@@ -14,7 +14,7 @@ import pytest
 from _engine_hand import wide_moments
 
 import adlab
-from adlab.modes._perturb import CHUNK, jax_batch, n_chunks
+from adlab.engine.modes._perturb import CHUNK, jax_batch, n_chunks
 
 WIDE = adlab.load_model("wide_moments")
 NORMAL = adlab.load_model("normal_logpdf")
@@ -109,7 +109,7 @@ def test_small_differences_stay_under_the_inline_line_with_their_batch(scheme):
     under the line too (it counted 1110 when the step arithmetic was copied
     into every fusion), or it pays a thread hand-off its batch does not.
     """
-    from adlab.measure._env import INLINE_FLOPS
+    from adlab.measure.env import INLINE_FLOPS
 
     (x,) = SIN_EXP.setup(10)
     p = adlab.prepare(SIN_EXP, x, mode="numeric", scheme=scheme)

@@ -47,7 +47,7 @@ def derive(name: str, n: int, precision: str, mode: str, scheme: str, backend: s
 
 
 def test_hand_oracles_cover_the_catalog():
-    assert sorted(HAND) == adlab.catalog()
+    assert sorted(HAND) == adlab.list_models()
 
 
 @pytest.mark.parametrize("precision", ["float64", "float32"])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import adlab
-import adlab._memory
+import adlab.engine.memory
 
 HEAD = "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"  # lines 1-4
 MODES = ["forward", "reverse", "numeric", "complex-step"]
@@ -235,7 +235,7 @@ def test_complex_step_accepts_non_analytic_ops_on_data_only():
 @pytest.fixture
 def sixteen_gb(monkeypatch):
     """Pretend 16 GB are available, so refusals do not depend on this machine."""
-    monkeypatch.setattr(adlab._memory, "available_bytes", lambda: 16 * 2**30)
+    monkeypatch.setattr(adlab.engine.memory, "available_bytes", lambda: 16 * 2**30)
 
 
 @pytest.fixture
@@ -249,8 +249,8 @@ def no_compile(monkeypatch):
 
 
 def estimated_bytes(message: str) -> float:
-    number, unit = re.search(r"needs about ([\d.]+) (B|KB|MB|GB|TB)", message).groups()
-    return float(number) * 1024 ** ["B", "KB", "MB", "GB", "TB"].index(unit)
+    number, unit = re.search(r"needs about ([\d.]+) (B|KiB|MiB|GiB|TiB)", message).groups()
+    return float(number) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(unit)
 
 
 BIG = 200_000
@@ -307,7 +307,7 @@ def test_reverse_gradient_at_the_same_size_is_not_refused(sixteen_gb):
 
 
 def test_available_memory_is_read():
-    assert adlab._memory.available_bytes() > 0
+    assert adlab.engine.memory.available_bytes() > 0
 
 
 # ------------------------------------------------------------ bad options

@@ -51,8 +51,8 @@ def test_a_broken_edit_is_saved_too_and_the_original_runs_meanwhile(tmp_path):
 
 def test_the_dropdown_loads_any_catalog_model():
     lab = adlab.Lab(**FAST)
-    assert set(adlab.catalog()) <= set(lab.model_dropdown.options)
-    for name in adlab.catalog():
+    assert set(adlab.list_models()) <= set(lab.model_dropdown.options)
+    for name in adlab.list_models():
         lab.model_dropdown.value = name
         assert lab.source == source_of(name) == lab.editor.value
         assert lab.model.name == name and lab.error is None

@@ -1,6 +1,6 @@
 """The Lab end to end, without a browser: widgets set, Run clicked, plots checked.
 
-Every run here is real: ``adlab.bench`` and ``adlab.step_sweep`` measure the
+Every run here is real: ``adlab.bench`` and ``adlab.step_errors`` measure the
 catalog's ``normal_logpdf`` at small sizes with a short budget.
 """
 

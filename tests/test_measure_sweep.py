@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab import Model, Record, Variant
-from adlab.measure._budget import Budget
-from adlab.measure._variant import parse_variant, parse_variants, split_variants
+from adlab import Model, Record, Series
+from adlab.measure.budget import Budget
+from adlab.measure.series import parse_variant, parse_variants, split_variants
 
 FAST = dict(repeats=3, target_s=0.002)
 
@@ -234,7 +234,7 @@ def test_the_reference_is_computed_only_for_measured_points():
 
 
 def test_a_reference_predicted_over_budget_is_left_out_with_its_reason():
-    from adlab.measure._sweep import _Run
+    from adlab.measure.sweep import _Run
 
     run = _Run(adlab.load_model("normal_logpdf"), [10], parse_variants(["forward"]),
                dict(scheme="central", jit=True, precision="float64", backend="jax"),
@@ -296,9 +296,9 @@ def test_ctrl_c_leaves_the_records_measured_so_far_intact():
 
 def test_variants_may_bring_their_own_models():
     modes = [
-        Variant("reverse", label="loop", model="mlp_per_sample",
+        Series("reverse", label="loop", model="mlp_per_sample",
                 settings={"N1": 8, "N2": 3, "STYLE": "map"}),
-        Variant("reverse", label="batched", model="mlp_batched", settings={"N1": 8, "N2": 3}),
+        Series("reverse", label="batched", model="mlp_batched", settings={"N1": 8, "N2": 3}),
     ]  # fmt: skip
     recs = list(adlab.bench("mlp_batched", [4], modes, reference=None, **FAST))
     assert [r.label for r in recs] == ["loop: primal", "loop", "batched: primal", "batched"]

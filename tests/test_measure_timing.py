@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.measure._timing import REPEATS, SPREAD_LIMIT, measure, summarize
+from adlab.measure.timing import REPEATS, SPREAD_LIMIT, measure, summarize
 
 
 def test_a_function_that_sleeps_a_known_time_measures_within_10_percent():

@@ -19,7 +19,7 @@ import pytest
 
 import adlab
 from adlab import tutorial
-from adlab.measure import Variant
+from adlab.measure import Series
 
 SMALL_MLP = {"N1": 8, "N2": 3}
 
@@ -114,11 +114,11 @@ def test_truncation_order_is_the_slope_of_the_largest_steps():
 
 
 def test_orders_on_a_real_sweep():
-    steps = list(adlab.step_sweep("wide_moments", 3))
+    steps = list(adlab.step_errors("wide_moments", 3))
     orders = {s: round(tutorial.truncation_order(steps, s)) for s in ("forward", "central",
                                                                         "richardson")}  # fmt: skip
     assert orders == {"forward": 1, "central": 2, "richardson": 4}
-    summary = tutorial.summary_table(adlab.sweep_summary(steps))
+    summary = tutorial.summary_table(adlab.step_summary(steps))
     assert [r[0] for r in summary.rows] == ["forward", "central", "richardson", "complex-step"]
 
 
@@ -168,7 +168,7 @@ def test_fused_descent_agrees_and_times_four_ways():
     for s in (r.numpy_fd_s, r.eager_s, r.per_call_s, r.fused_s, r.compile_fused_s):
         assert s > 0 and math.isfinite(s)
     assert r.speedup == r.per_call_s / r.fused_s
-    t = r.table()
+    t = tutorial.fused_table(r)
     assert len(t.rows) == 4 and t.columns == ("way", "per step", "steps per 16 ms frame")
     with pytest.raises(ValueError, match="steps"):
         tutorial.fused_descent("g9_graphics", n=3, steps=0)
@@ -192,10 +192,10 @@ def test_python_loop_model_is_the_per_sample_loss():
 
 def test_agreement_of_the_per_sample_series():
     variants = [
-        Variant("reverse", label="map", model="mlp_per_sample", settings={**SMALL_MLP}),
-        Variant("reverse", label="vmap", model="mlp_per_sample",
+        Series("reverse", label="map", model="mlp_per_sample", settings={**SMALL_MLP}),
+        Series("reverse", label="vmap", model="mlp_per_sample",
                 settings={**SMALL_MLP, "STYLE": "vmap"}),
-        Variant("reverse", label="batched", model="mlp_batched", settings=SMALL_MLP),
+        Series("reverse", label="batched", model="mlp_batched", settings=SMALL_MLP),
         tutorial.python_loop_variant(**SMALL_MLP),
     ]  # fmt: skip
     t = tutorial.agreement(variants, n=4)

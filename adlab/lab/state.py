@@ -4,7 +4,7 @@ This is the jupyter-widgets tutorial's separation of concerns: everything the
 Lab *does* lives here and can be driven and tested without a browser or a
 widget; ``view.py`` only links widgets to these traits.
 
-Threading. All JAX work (``bench``, ``step_sweep``) runs on one worker thread
+Threading. All JAX work (``bench``, ``step_errors``) runs on one worker thread
 shared by every Lab in the process. The worker never touches a trait: it puts
 ``(generation, kind, payload)`` events on a queue and asks ``post`` to run
 ``_drain`` on the UI side. In a Jupyter kernel ``post`` is the kernel's IO
@@ -46,14 +46,14 @@ from traitlets import (
     validate,
 )
 
-from .._accuracy import SWEEP_SCHEMES, step_sweep
-from .._crossover import Crossover, crossovers
-from .._model import Model, is_model_source
-from .._types import PRECISIONS, SCHEMES, ModelError, Record, StepRecord
-from ..catalog import catalog, source_of
+from .._vocab import PRECISIONS, SCHEMES, ModelError, Record, StepRecord
+from ..accuracy.steps import STEP_SCHEMES, step_errors
+from ..catalog import list_models, source_of
+from ..engine.model import Model, is_model_source
 from ..measure import bench
+from ..measure.findings import Crossover, crossovers
 from ..report import to_csv, to_json
-from ._edits import Edits
+from .edits import Edits
 
 #: the mode checkboxes; "numpy" is finite differences in plain NumPy (the baseline)
 MODE_CHOICES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step", "numpy")
@@ -252,7 +252,7 @@ class LabState(HasTraits):
         self.modes = list(MODE_CHOICES if modes is None else modes)
         name, original = self._resolve(model)
         self._originals[name] = original
-        self.model_names = [*catalog(), *([name] if name not in catalog() else [])]
+        self.model_names = [*list_models(), *([name] if name not in list_models() else [])]
         self._select(name)
         self._quiet = False
 
@@ -264,7 +264,7 @@ class LabState(HasTraits):
                 raise TypeError("the Lab edits source: build the model with Model.from_source")
             # settings given with the model go into the editor, so they stay with edits
             text, name = model.source_with_settings(), model.name
-        elif isinstance(model, str) and model in catalog():
+        elif isinstance(model, str) and model in list_models():
             return model, source_of(model)
         elif isinstance(model, str) and is_model_source(model):
             text, name = model, "custom"
@@ -272,9 +272,9 @@ class LabState(HasTraits):
             text, name = Path(model).read_text(), Path(model).stem
         else:
             raise ValueError(
-                f"no model named {model!r}; choose one of {catalog()}, or pass model source"
+                f"no model named {model!r}; choose one of {list_models()}, or pass model source"
             )
-        if name in catalog() and text == source_of(name):
+        if name in list_models() and text == source_of(name):
             return name, text
         # Own models: the saved edit is keyed by the original text, so a changed
         # cell starts afresh while re-running the same cell restores the edit.
@@ -318,7 +318,8 @@ class LabState(HasTraits):
         self._select(change["new"])
 
     def _compile(self, text: str, name: str) -> Model:
-        model = Model.from_source(text, name=name if name in catalog() else name.rsplit("-", 1)[0])
+        base = name if name in list_models() else name.rsplit("-", 1)[0]
+        model = Model.from_source(text, name=base)
         _smoke_check(model)
         return model
 
@@ -533,7 +534,7 @@ class LabState(HasTraits):
                 # one call, so one reference; the schemes come in order, complex step
                 # last, and a model it refuses (not analytic) raises only when reached
                 try:
-                    for point in step_sweep(job.model, job.steps_n, schemes=SWEEP_SCHEMES,
+                    for point in step_errors(job.model, job.steps_n, schemes=STEP_SCHEMES,
                                             precision=job.precision):  # fmt: skip
                         if self._superseded(job):
                             return

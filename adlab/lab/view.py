@@ -18,9 +18,9 @@ import traitlets
 from bokeh.core.json_encoder import serialize_json
 from jupyter_bokeh import BokehModel
 
-from .._model import Model
+from ..engine.model import Model
 from ..plots import LabPlots
-from ._bokehjs import publish_bokehjs
+from ..plots._bokehjs import publish_bokehjs
 from .state import MODE_CHOICES, LabState
 
 _MODE_TEXT = {
@@ -103,7 +103,7 @@ class Lab(w.VBox):
     """adlab's interactive bench: edit a model, pick modes, press Run, watch the plots.
 
     Args:
-        model: a catalog name (see ``adlab.catalog()``), model source, or a Model.
+        model: a catalog name (see ``adlab.list_models()``), model source, or a Model.
         sizes: fixed sizes to sweep (those up to the slider's n); default:
             log-spaced up to n.
         modes: which of "forward", "reverse", "numeric", "complex-step",

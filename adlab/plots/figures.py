@@ -18,12 +18,12 @@ from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Label, Legend
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from .._accuracy import RichardsonPoint
-from .._crossover import crossovers
-from .._fused import FRAME_S, FusedDescent
-from .._precision_table import PrecisionRow
-from .._types import Record, StepRecord
-from .._xla_costs import CostRow
+from .._vocab import FRAME_S, Record, StepRecord
+from ..accuracy.precision_table import PrecisionRow
+from ..accuracy.steps import RichardsonPoint
+from ..measure.costs import CostRow
+from ..measure.findings import crossovers
+from ..measure.fused import FusedDescent
 from .live import ERROR_FLOOR, MIN_STEP_DRAWN, LabPlots, series_color
 
 WIDTH, HEIGHT = 640, 400
@@ -41,7 +41,7 @@ def show(obj: Any) -> None:
     from bokeh.io import output_notebook
     from bokeh.io import show as bokeh_show
 
-    from ..lab._bokehjs import in_kernel, inline_resources
+    from ._bokehjs import in_kernel, inline_resources
 
     global _shown
     if not in_kernel():

@@ -41,9 +41,9 @@ from bokeh.models import (
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from .._accuracy import SWEEP_SCHEMES
-from .._crossover import crossovers
-from .._types import Record, StepRecord
+from .._vocab import Record, StepRecord
+from ..accuracy.steps import STEP_SCHEMES
+from ..measure.findings import crossovers
 
 #: the time of one frame at 60 frames per second (question 1)
 FRAME_BUDGET_S = 0.016
@@ -342,7 +342,7 @@ class LabPlots:
         )  # fmt: skip
         step_items = [LegendItem(label="default step", renderers=[defaults])]
         step_glyphs = [defaults]
-        for i, scheme in enumerate(SWEEP_SCHEMES):
+        for i, scheme in enumerate(STEP_SCHEMES):
             source = ColumnDataSource(_empty(STEP_COLUMNS), name=f"steps:{scheme}")
             color = _STEP_COLORS.get(scheme, Category10_10[(6 + i) % 10])
             glyphs = [

@@ -17,12 +17,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import _memory
-from ._model import Model, _normalize_wrt
-from ._precision import dtype_of, precision_scope, restore_x64, swap_x64
-from ._types import SCHEMES, ModelError
-from ._userline import _TRACER_ERRORS
+from .._vocab import SCHEMES, ModelError
+from . import memory as _memory
+from .model import Model, _normalize_wrt
 from .modes import Spec, get_rule
+from .precision import dtype_of, precision_scope, restore_x64, swap_x64
+from .userline import _TRACER_ERRORS
 
 
 class UntrustedWarning(UserWarning):
@@ -30,7 +30,7 @@ class UntrustedWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class Info:
+class DerivativeInfo:
     """What ``derivative(..., full_output=True)`` returns beside the value.
 
     Attributes:
@@ -60,7 +60,7 @@ class Prepared:
         f_evals: evaluations of f per derivative (AD: passes, one per input for
             forward and one per output for reverse).
         out_shape: shape of f's output.
-        trusted, note, step: see ``Info``.
+        trusted, note, step: see ``DerivativeInfo``.
     """
 
     def __init__(self, *, fn, model, options, compile_s, f_evals, out_shape, built, compiled, args):
@@ -394,10 +394,10 @@ def derivative(
             default: eps**(1/2, 1/3, 1/5) * max(|x|, 1) per component for
             forward/central/Richardson, and 1e-20 for complex step.
         backend: "jax", or "numpy" for framework-free numeric and complex step.
-        full_output: also return an ``Info`` (error estimate, f_evals, ...).
+        full_output: also return a ``DerivativeInfo`` (error estimate, f_evals, ...).
 
     References:
-        Richardson extrapolation and step sizes: see ``adlab.modes.numeric``;
+        Richardson extrapolation and step sizes: see ``adlab.engine.modes.numeric``;
         complex step: Squire & Trapp, SIAM Review 40(1), 1998.
     """
     p = prepare(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
@@ -413,11 +413,11 @@ def derivative(
     value, err = jax.tree_util.tree_map(np.asarray, (value, err))
     if not full_output:
         return value
-    return value, Info(err, p.f_evals, p.compile_s, p.step, p.trusted, p.note)
+    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, p.trusted, p.note)
 
 
 def _indices(wrt: int | tuple[int, ...]) -> tuple[int, ...]:
     return wrt if isinstance(wrt, tuple) else (wrt,)
 
 
-__all__ = ["Info", "ModelError", "Prepared", "UntrustedWarning", "derivative", "prepare"]
+__all__ = ["DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "derivative", "prepare"]

@@ -9,18 +9,18 @@ import argparse
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
 
-from ._accuracy import (
+from .._format import jsonable
+from .._vocab import PRECISIONS, ModelError, StepRecord
+from ..accuracy.precision_table import PrecisionRow, precision_table
+from ..accuracy.reference import Reference, reference
+from ..accuracy.steps import (
     SchemeSummary,
-    _as_model,
     default_steps,
-    step_sweep,
-    sweep_summary,
+    step_errors,
+    step_summary,
 )
-from ._precision_table import PrecisionRow, precision_table
-from ._reference import Reference, reference
-from ._types import PRECISIONS, ModelError, StepRecord
+from ..catalog import resolve_model
 
 SCHEMES_DEFAULT = "forward,central,richardson,complex-step"
 
@@ -49,14 +49,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(args: argparse.Namespace, ref: Reference) -> tuple[list[StepRecord], list[str]]:
-    model = _as_model(args.model)
+    model = resolve_model(args.model)
     schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
     records: list[StepRecord] = []
     notes: list[str] = []
     for scheme in schemes:
         steps = default_steps(scheme, args.precision, args.per_decade)
         try:
-            records += step_sweep(model, args.n, (scheme,), steps, args.precision, args.seed,
+            records += step_errors(model, args.n, (scheme,), steps, args.precision, args.seed,
                                   ref=ref)  # fmt: skip
         except ModelError as exc:
             if scheme != "complex-step":
@@ -64,13 +64,6 @@ def _sweep(args: argparse.Namespace, ref: Reference) -> tuple[list[StepRecord], 
             line = f" (line {exc.lineno})" if exc.lineno else ""
             notes.append(f"complex-step refused{line}: {exc.reason}")
     return records, notes
-
-
-def _json_ready(value: Any) -> Any:
-    """Strict JSON has no inf or nan: a non-finite error becomes null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _e(x: float | None, width: int = 10) -> str:
@@ -144,13 +137,13 @@ def _reference_line(ref: Reference) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = _as_model(args.model)
+    model = resolve_model(args.model)
     args.model = model
     point = model.setup(args.n, args.seed)
     ref = reference(model, *point)
     records, notes = _sweep(args, ref)
     if args.json:
-        print(json.dumps([{k: _json_ready(v) for k, v in r.to_dict().items()} for r in records]))
+        print(json.dumps([jsonable(r.to_dict()) for r in records]))
         return 0
     print(f"{model.name}, n={args.n}, {args.precision}: max componentwise relative error "
           "against the reference, at each step h")  # fmt: skip
@@ -164,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note)
     print()
-    print(summary_table(sweep_summary(records)))
+    print(summary_table(step_summary(records)))
     print()
     print("every mode at its default step, float32 beside float64:")
     print(precision_lines(precision_table(model, args.n, seed=args.seed, ref=ref)))

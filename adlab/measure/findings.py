@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ._types import Record
+from .._vocab import Record
 
 
 @dataclass(frozen=True)

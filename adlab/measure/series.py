@@ -6,7 +6,7 @@ A sweep's ``modes`` are *variants*. Each is written as a string,
 
 e.g. ``"reverse"``, ``"numeric[richardson]"``, ``"reverse(eager)"``,
 ``"numeric[forward](numpy)"``, ``"complex-step(float32)"``; or as a dict or
-``Variant`` with the same fields, which can also name another model (the
+``Series`` with the same fields, which can also name another model (the
 per-sample case compares three models in one sweep). Options are ``jit`` /
 ``eager``, ``jax`` / ``numpy`` and ``float32`` / ``float64``; anything left out
 takes the sweep's default. The string form of a resolved variant is its
@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .._types import BACKENDS, PRECISIONS, SCHEMES
-from ..modes import get_rule
+from .._vocab import BACKENDS, PRECISIONS, SCHEMES
+from ..engine.modes import get_rule
 
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "jit": ("jit", True),
@@ -39,7 +39,7 @@ SYNTAX_HELP = (
 
 
 @dataclass(frozen=True)
-class Variant:
+class Series:
     """One series of a sweep. ``None`` fields take the sweep's defaults.
 
     Attributes:
@@ -60,7 +60,7 @@ class Variant:
     model: Any = None
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
-    def resolve(self, tag: str | None = None, **defaults: Any) -> Variant:
+    def resolve(self, tag: str | None = None, **defaults: Any) -> Series:
         """Fill every ``None`` option from ``defaults`` (jit, precision, backend, scheme)
         and set the label (prefixed by ``tag``, the model's, when the variant has its own);
         checks that the mode exists and runs on the backend."""
@@ -101,19 +101,19 @@ class Variant:
         return text + (f"({','.join(opts)})" if opts else "")
 
 
-def parse_variant(spec: str | Mapping[str, Any] | Variant) -> Variant:
-    """A ``Variant`` from its string form, a dict of its fields, or itself."""
-    if isinstance(spec, Variant):
+def parse_variant(spec: str | Mapping[str, Any] | Series) -> Series:
+    """A ``Series`` from its string form, a dict of its fields, or itself."""
+    if isinstance(spec, Series):
         return spec
     if isinstance(spec, Mapping):
-        unknown = set(spec) - set(Variant.__dataclass_fields__)
+        unknown = set(spec) - set(Series.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown variant field(s) {sorted(unknown)}")
         if "mode" not in spec:
             raise ValueError(f"a variant needs a 'mode', got {dict(spec)!r}")
-        return Variant(**spec)
+        return Series(**spec)
     if not isinstance(spec, str):
-        raise TypeError(f"a variant is a string, dict or Variant, got {type(spec).__name__}")
+        raise TypeError(f"a variant is a string, dict or Series, got {type(spec).__name__}")
     m = _SYNTAX.match(spec)
     if not m:
         raise ValueError(f"cannot read variant {spec!r}: {SYNTAX_HELP}")
@@ -127,7 +127,7 @@ def parse_variant(spec: str | Mapping[str, Any] | Variant) -> Variant:
         key, value = _OPTIONS[opt]
         fields[key] = value
     get_rule(mode)  # unknown modes fail here, listing the known ones
-    return Variant(**fields)
+    return Series(**fields)
 
 
 def split_variants(text: str) -> list[str]:
@@ -145,7 +145,7 @@ def split_variants(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def parse_variants(specs: str | Sequence[str | Mapping[str, Any] | Variant]) -> list[Variant]:
+def parse_variants(specs: str | Sequence[str | Mapping[str, Any] | Series]) -> list[Series]:
     """Variants from a comma-separated string or a sequence of specs."""
     if isinstance(specs, str):
         specs = split_variants(specs)

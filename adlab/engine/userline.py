@@ -12,7 +12,7 @@ import types
 
 import jax
 
-from ._types import ModelError
+from .._vocab import ModelError
 
 _TRACER_ERRORS = (
     jax.errors.TracerBoolConversionError,

@@ -14,7 +14,8 @@ import os
 
 import numpy as np
 
-from ._jaxpr import equations
+from .._format import human_bytes
+from .jaxpr import equations
 
 #: refuse computations needing more than this fraction of available memory
 FRACTION = 0.5
@@ -57,21 +58,13 @@ def available_bytes() -> int:
     return avail
 
 
-def human(nbytes: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if nbytes < 1024 or unit == "TB":
-            return f"{nbytes:.3g} {unit}"
-        nbytes /= 1024
-    raise AssertionError  # pragma: no cover
-
-
 def check(nbytes: float, what: str) -> None:
     """Raise ``SizeError`` if ``nbytes`` exceeds the allowed share of memory."""
     limit = FRACTION * available_bytes()
     if nbytes > limit:
         raise SizeError(
-            f"{what} needs about {human(nbytes)}, more than half of the "
-            f"{human(limit / FRACTION)} of memory available; refused so the kernel "
+            f"{what} needs about {human_bytes(nbytes)}, more than half of the "
+            f"{human_bytes(limit / FRACTION)} of memory available; refused so the kernel "
             "survives. Use a smaller n, mode='reverse' for a scalar f (no n x n "
             "batch), or a vector-Jacobian product instead of the dense Jacobian."
         )

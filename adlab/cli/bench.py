@@ -7,7 +7,7 @@ import ast
 import sys
 from typing import Any
 
-from ._sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES
+from ..measure.sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES
 
 
 def _sizes(text: str) -> list[int]:
@@ -85,7 +85,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(args: argparse.Namespace):
-    from ._sweep import bench
+    from ..measure.sweep import bench
     from .cases import get_case
 
     options: dict[str, Any] = dict(scheme=args.scheme, precision=args.precision,
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from .cases import findings
 
     if args.inline:
-        from ._env import run_inline
+        from ..measure.env import run_inline
 
         run_inline()
     case, sweep = _sweep(args)

@@ -14,12 +14,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._accuracy import _as_model, _eps
-from ._derivative import derivative
-from ._model import Model
-from ._reference import Reference, max_relative_error, normwise_relative_error, reference
-from ._types import ModelError
-from .modes.numeric import STEP_POWER
+from .._vocab import ModelError
+from ..catalog import resolve_model
+from ..engine.derivative import derivative
+from ..engine.model import Model
+from ..engine.modes.numeric import STEP_POWER
+from .reference import Reference, max_relative_error, normwise_relative_error, reference
+from .steps import _eps
 
 #: the modes ``precision_table`` compares, as labels (Record.label's spelling)
 PRECISION_MODES: tuple[str, ...] = (
@@ -84,7 +85,7 @@ def precision_table(
     errors include the rounding of the inputs to float32, as a float32
     computation would.
     """
-    model = _as_model(model)
+    model = resolve_model(model)
     args = model.setup(n, seed)
     if ref is None:
         ref = reference(model, *args, wrt=wrt)

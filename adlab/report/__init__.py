@@ -14,9 +14,9 @@ import io
 import json
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-from ._types import Record
+from .._format import jsonable, seconds
+from .._vocab import Record
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
 _FLOAT_FIELDS = {
@@ -25,18 +25,9 @@ _FLOAT_FIELDS = {
 
 
 # ------------------------------------------------------------------ JSON / CSV
-def _jsonable(value: Any) -> Any:
-    # JSON has no inf or nan: write them as strings, read back by from_json.
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
-
-
 def to_json(records: Iterable[Record], indent: int | None = 1) -> str:
     """A JSON list of the records, one object per record with every field."""
-    return json.dumps([_jsonable(r.to_dict()) for r in records], indent=indent)
+    return json.dumps([jsonable(r.to_dict()) for r in records], indent=indent)
 
 
 def from_json(text: str) -> list[Record]:
@@ -76,16 +67,6 @@ def to_csv(records: Iterable[Record]) -> str:
 
 
 # ---------------------------------------------------------------- for people
-def seconds(s: float | None) -> str:
-    """'12.3 us', '4.56 ms', '1.2 s' (three significant digits)."""
-    if s is None or not math.isfinite(s):
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if abs(s) >= scale or unit == "ns":
-            return f"{s / scale:.3g} {unit}"
-    raise AssertionError  # pragma: no cover
-
-
 def _ratio(x: float | None) -> str:
     if x is None or not math.isfinite(x):
         return ""

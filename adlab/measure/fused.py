@@ -12,7 +12,6 @@ plain gradient descent.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,15 +19,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._derivative import _cast_args, prepare
-from ._model import Model
-from ._precision import dtype_of, precision_scope
-from ._table import Table
-from .measure import dispatch_floor, resolve_model, time_call
-from .report import seconds
+from ..catalog import resolve_model
+from ..engine.derivative import _cast_args, prepare
+from ..engine.model import Model
+from ..engine.precision import dtype_of, precision_scope
+from .sweep import dispatch_floor
+from .timing import time_call
 
 #: the frame of interactive graphics at 60 frames per second
-FRAME_S = 0.016
 
 
 @dataclass(frozen=True)
@@ -75,18 +73,6 @@ class FusedDescent:
             ("jitted reverse, one call per step", self.per_call_s),
             (f"jitted reverse, {self.steps} steps in one call", self.fused_s),
         ]
-
-    def table(self) -> Table:
-        """Per-step time and steps per 16 ms frame, each way."""
-        rows = [(way, seconds(s), f"{math.floor(FRAME_S / s):,}") for way, s in self.rows()]
-        notes = [f"fused vs one call per step: {self.speedup:.3g}x faster per step"]
-        if self.floor_s:
-            notes.append(f"dispatch floor (a trivial jitted call): {seconds(self.floor_s)}")
-        return Table.of(
-            ("way", "per step", "steps per 16 ms frame"), rows,
-            title=f"{self.steps} gradient-descent steps on {self.model}, n = {self.n}",
-            notes=notes,
-        )  # fmt: skip
 
 
 def fused_descent(

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._types import Record
-from ._sweep import Sweep, bench
-from ._variant import Variant
+from .._vocab import Record
+from ..measure.series import Series
+from ..measure.sweep import Sweep, bench
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Case:
         model: catalog name of the model (variants may name others).
         sizes: the sizes n of the full case.
         quick_sizes: a smaller set, for a quick look and for tests.
-        modes: the variants (strings or ``Variant``).
+        modes: the variants (strings or ``Series``).
         settings: the model's settings for this case.
         options: other ``bench`` options (budget_s, reference, ...).
         look_for: what the question found, to compare with.
@@ -41,7 +41,7 @@ class Case:
     model: str
     sizes: tuple[int, ...]
     quick_sizes: tuple[int, ...]
-    modes: tuple[str | Variant, ...]
+    modes: tuple[str | Series, ...]
     settings: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
     look_for: str = ""
@@ -68,10 +68,10 @@ CASES: dict[str, Case] = {
             sizes=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
             quick_sizes=(1, 10, 100),
             modes=(
-                Variant("numeric", scheme="central", backend="numpy", label="numpy FD (as G9.js)"),
-                Variant("numeric", scheme="central", label="jax FD (jit)"),
-                Variant("reverse", label="reverse (jit)"),
-                Variant("reverse", jit=False, label="reverse (eager, as tf.grads)"),
+                Series("numeric", scheme="central", backend="numpy", label="numpy FD (as G9.js)"),
+                Series("numeric", scheme="central", label="jax FD (jit)"),
+                Series("reverse", label="reverse (jit)"),
+                Series("reverse", jit=False, label="reverse (eager, as tf.grads)"),
             ),
             look_for=(
                 "In the question, plain finite differences beat the framework's gradient "
@@ -87,19 +87,19 @@ CASES: dict[str, Case] = {
             sizes=(10, 100, 1000, 10000),
             quick_sizes=(10, 100),
             modes=(
-                Variant(
+                Series(
                     "reverse",
                     label="loop (lax.map)",
                     model="mlp_per_sample",
                     settings={**_MLP, "STYLE": "map"},
                 ),
-                Variant(
+                Series(
                     "reverse",
                     label="vmap",
                     model="mlp_per_sample",
                     settings={**_MLP, "STYLE": "vmap"},
                 ),
-                Variant("reverse", label="batched", model="mlp_batched", settings=_MLP),
+                Series("reverse", label="batched", model="mlp_batched", settings=_MLP),
             ),  # fmt: skip
             options={"budget_s": 10.0, "reference": None},
             look_for=(
@@ -168,7 +168,7 @@ def _growth(times: Mapping[int, float]) -> tuple[int, int, float, int, float] | 
 
 def findings(records: Iterable[Record]) -> list[str]:
     """What the records say, in words: growth of each series, fastest per n, crossovers."""
-    from .._crossover import crossovers, series_times
+    from ..measure.findings import crossovers, series_times
     from ..report import seconds
 
     records = list(records)

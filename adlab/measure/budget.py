@@ -23,23 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .._format import seconds
+
 #: calls a point needs at the least (prepare's warm call, warm-up, one repeat)
 MIN_CALLS = 3
 #: bounds on the extrapolation exponent
 MIN_POWER, MAX_POWER = 0.0, 3.0
 #: compiles shorter than this are taken as flat in n
 COMPILE_GROWS_S = 0.1
-
-
-def seconds(s: float) -> str:
-    """A duration for people: '14 s', '0.8 s', '350 ms', '12 us'."""
-    if s >= 10:
-        return f"{s:.0f} s"
-    if s >= 1:
-        return f"{s:.3g} s"  # 3 digits: "2.04 s > budget 2 s", not "2 s > budget 2 s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} us"
 
 
 @dataclass

@@ -14,17 +14,19 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ._accuracy import RichardsonPoint, SchemeSummary
-from ._crossover import crossovers, series_times
-from ._derivative import derivative
-from ._model import Model
-from ._precision_table import PrecisionRow
-from ._reference import max_relative_error, reference
-from ._table import Table
-from ._types import Record, StepRecord
-from ._xla_costs import CostRow
-from .measure import Variant, parse_variant, resolve_model
-from .report import seconds
+from .._format import human_bytes, seconds
+from .._vocab import FRAME_S, Record, StepRecord
+from ..accuracy.precision_table import PrecisionRow
+from ..accuracy.reference import max_relative_error, reference
+from ..accuracy.steps import RichardsonPoint, SchemeSummary
+from ..catalog import resolve_model
+from ..engine.derivative import derivative
+from ..engine.model import Model
+from ..measure import Series, parse_variant
+from ..measure.costs import CostRow
+from ..measure.findings import crossovers, series_times
+from ..measure.fused import FusedDescent
+from ..report.table import Table
 
 
 def _measured(records: Iterable[Record]) -> list[Record]:
@@ -36,7 +38,7 @@ def crossover_table(records: Iterable[Record], pairs: Sequence[tuple[str, str]])
     """Where series ``a`` and ``b`` of each pair cross, or which wins at every n measured.
 
     A crossover n is interpolated in log-log between the two sizes around it
-    (``adlab._crossover``); with few sizes it is a rough place, not a number.
+    (``adlab.measure.findings``); with few sizes it is a rough place, not a number.
     """
     records = _measured(records)
     times = series_times(records)
@@ -283,11 +285,11 @@ def cheapest_table(rows: Sequence[CostRow], modes: Sequence[str] = ("forward", "
 
 # ------------------------------------------------------------------ agreement
 def agreement(
-    variants: Sequence[str | Variant], n: int, *, model: str | Model | None = None, seed: int = 0
+    variants: Sequence[str | Series], n: int, *, model: str | Model | None = None, seed: int = 0
 ) -> Table:
     """Do differently written series compute the same derivative? Each against the first.
 
-    ``variants`` are sweep variants (a ``Variant`` may name its own model and
+    ``variants`` are sweep variants (a ``Series`` may name its own model and
     settings, as the per-sample case's do); ``model`` is the model of those
     that name none. The per-sample, vmapped, batched and Python-loop losses of
     question 2 are one function written four ways: their gradients must agree
@@ -308,3 +310,37 @@ def agreement(
         rows.append((v.label or str(spec), f"{diff:.1e}", "yes" if diff < 1e-10 else "no"))
     return Table.of(("series", "difference to the first", "agrees to 1e-10"), rows,
                     title=f"n = {n}")  # fmt: skip
+
+
+def costs_table(rows: Sequence[CostRow]) -> Table:
+    """One line per (mode, n): f evals, flops and their ratio to f, and memory
+    (with a model column when the rows hold several models)."""
+    models = list(dict.fromkeys(r.model for r in rows))
+    several = len(models) > 1
+    columns = ("mode", "n", "f evals", "flops", "flops / f", "temp memory", "arguments",
+               "output")  # fmt: skip
+    body = [((r.model,) if several else ()) + (
+        r.label, r.n, r.f_evals, f"{r.flops:.3g}", f"{r.flops_ratio:.3g}",
+        human_bytes(r.temp_bytes), human_bytes(r.argument_bytes), human_bytes(r.output_bytes),
+    ) for r in rows]  # fmt: skip
+    precisions = ", ".join(dict.fromkeys(r.precision for r in rows))
+    return Table.of(
+        (("model",) if several else ()) + columns,
+        body,
+        title=f"XLA's analysis of the compiled programs ({', '.join(models)}; {precisions})"
+        if rows
+        else "",
+    )
+
+
+def fused_table(result: FusedDescent) -> Table:
+    """Per-step time and steps per 16 ms frame, each way."""
+    rows = [(way, seconds(s), f"{math.floor(FRAME_S / s):,}") for way, s in result.rows()]
+    notes = [f"fused vs one call per step: {result.speedup:.3g}x faster per step"]
+    if result.floor_s:
+        notes.append(f"dispatch floor (a trivial jitted call): {seconds(result.floor_s)}")
+    return Table.of(
+        ("way", "per step", "steps per 16 ms frame"), rows,
+        title=f"{result.steps} gradient-descent steps on {result.model}, n = {result.n}",
+        notes=notes,
+    )  # fmt: skip

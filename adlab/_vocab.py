@@ -24,6 +24,9 @@ PRECISIONS: tuple[str, ...] = ("float32", "float64")
 Backend = Literal["jax", "numpy"]
 BACKENDS: tuple[str, ...] = ("jax", "numpy")
 
+#: One frame of an interactive 60 Hz page: the budget of question 1.
+FRAME_S = 0.016
+
 
 class ModelError(ValueError):
     """A problem in the user's model, pointing at the user's own line.
@@ -156,7 +159,7 @@ class StepRecord:
             (None for complex step, where every h below ~sqrt(eps) is optimal).
         error_estimate: Richardson's own error estimate, on the scale of ``error``.
         reference_trusted: whether forward and reverse mode agreed on the
-            reference (None: not checked); see ``adlab._reference.Reference``.
+            reference (None: not checked); see ``adlab.accuracy.reference.Reference``.
         reference_mismatch: their normwise relative difference.
     """
 

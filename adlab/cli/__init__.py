@@ -19,13 +19,15 @@ def _demo_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import adlab
+    from ..catalog import load_model
+    from ..measure import bench
+    from ..report import format_records
 
-    model = adlab.load_model(args.model)
+    model = load_model(args.model)
     print(f"{model.name} at n={args.n}: {model.doc.splitlines()[0]}\n")
     modes = ["forward", "reverse", "numeric", "numeric[richardson]", "complex-step"]
-    records = list(adlab.bench(model, sizes=[args.n], modes=modes))
-    print(adlab.format_records(records))
+    records = list(bench(model, sizes=[args.n], modes=modes))
+    print(format_records(records))
     print(
         "\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "
         "or jupyter lab notebooks/00_quickstart.ipynb"
@@ -39,10 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _demo_parser(sub)
-    from ._cli_accuracy import add_parser as add_accuracy
+    from .accuracy import add_parser as add_accuracy
 
     add_accuracy(sub)
-    from .measure._cli import add_parser as add_bench
+    from .bench import add_parser as add_bench
 
     add_bench(sub)
     return parser

@@ -13,23 +13,23 @@ import functools
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
 import numpy as np
 
-from .._derivative import UntrustedWarning, _cast_args, prepare
-from .._model import Model, is_model_source
-from .._precision import dtype_of, precision_scope
-from .._reference import Reference, max_relative_error, normwise_relative_error, reference
-from .._types import Record, Timing
-from ..catalog import catalog, load_model
-from ._budget import Budget, seconds
-from ._env import dispatch, environment
-from ._timing import REPEATS, TARGET_S, measure, time_call
-from ._variant import Variant, parse_variants
+from .._format import seconds
+from .._vocab import Record, Timing
+from ..accuracy.reference import Reference, max_relative_error, normwise_relative_error, reference
+from ..catalog import resolve_model
+from ..engine.derivative import UntrustedWarning, _cast_args, prepare
+from ..engine.model import Model
+from ..engine.precision import dtype_of, precision_scope
+from .budget import Budget
+from .env import dispatch, environment
+from .series import Series, parse_variants
+from .timing import REPEATS, TARGET_S, measure, time_call
 
 #: the default sweep: 7 sizes from 1 to 1000 ...
 DEFAULT_SIZES: tuple[int, ...] = (1, 3, 10, 30, 100, 300, 1000)
@@ -42,28 +42,6 @@ BUDGET_S = 2.0
 #: the "auto" reference checks reverse against forward mode up to this many inputs
 CHECK_MAX_INPUTS = 2000
 REFERENCES = ("auto", "checked", "reverse", None)
-
-
-def resolve_model(spec: str | Model | Callable, **settings: Any) -> Model:
-    """A ``Model`` from a catalog name, a path to a model file, source text, or a Model."""
-    if isinstance(spec, Model):
-        return spec.with_settings(**settings) if settings else spec
-    if callable(spec):
-        return Model.from_function(spec)
-    if not isinstance(spec, str):
-        raise TypeError(f"a model is a catalog name, a path or a Model, got {type(spec).__name__}")
-    if spec in catalog():
-        return load_model(spec, **settings)
-    path = Path(spec)
-    if spec.endswith(".py") or path.is_file():
-        if not path.is_file():
-            raise ValueError(f"no model file {spec!r}")
-        return Model.from_source(path.read_text(), name=path.stem, **settings)
-    if is_model_source(spec):
-        return Model.from_source(spec, **settings)
-    raise ValueError(
-        f"no model named {spec!r}; choose one of {catalog()} or give a path to a .py file"
-    )
 
 
 def _tag(model: Model) -> str:
@@ -107,7 +85,7 @@ class Sweep(Iterator[Record]):
 def bench(
     model: str | Model,
     sizes: Iterable[int] = DEFAULT_SIZES,
-    modes: str | Sequence[str | Mapping[str, Any] | Variant] = DEFAULT_MODES,
+    modes: str | Sequence[str | Mapping[str, Any] | Series] = DEFAULT_MODES,
     *,
     scheme: str = "central",
     jit: bool = True,
@@ -126,7 +104,7 @@ def bench(
         model: a catalog name, a path to a model file, or a ``Model``.
         sizes: the sizes n (passed to the model's ``setup``); measured ascending.
         modes: variants, e.g. ``["forward", "numeric[richardson]", "reverse(eager)"]``,
-            or one comma-separated string (syntax: ``adlab.measure._variant``).
+            or one comma-separated string (syntax: ``adlab.measure.series``).
         scheme, jit, precision, backend: defaults for variants that do not say.
         budget_s: seconds one point may take, compile included. A point
             predicted over it is skipped with the reason; a measurement stops
@@ -177,7 +155,7 @@ class _Run:
         self.reference_kind = reference
         self.seed = seed
         models: dict[tuple, Model] = {}
-        self.series: list[tuple[Model, Variant, Variant]] = []  # (model, primal, variant)
+        self.series: list[tuple[Model, Series, Series]] = []  # (model, primal, variant)
         for v in variants:
             m = model
             if v.model is not None:
@@ -189,7 +167,7 @@ class _Run:
             # a series on its own model: its primal is named after it
             tag = (v.label or _tag(m)) if m is not model else None
             rv = v.resolve(tag, **defaults)
-            pv = Variant("primal", jit=rv.jit, precision=rv.precision, backend=rv.backend)
+            pv = Series("primal", jit=rv.jit, precision=rv.precision, backend=rv.backend)
             self.series.append((m, pv.resolve(tag, **defaults), rv))
         primals = {(id(m), p.label) for m, p, _ in self.series}
         derivs = [v for _, _, v in self.series if v.mode != "primal"]
@@ -237,7 +215,7 @@ class _Run:
         except Exception as exc:  # recorded on every point of this size
             return exc
 
-    def _prepare(self, m: Model, point: tuple, v: Variant) -> tuple[Any, list[str]]:
+    def _prepare(self, m: Model, point: tuple, v: Series) -> tuple[Any, list[str]]:
         """``prepare`` once per size and options: the reference and the measured point
         share it (its compile time is the one measured). Returns (prepared, notes)."""
         key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend)
@@ -250,7 +228,7 @@ class _Run:
             self._prepared[key] = (p, notes)
         return self._prepared[key]
 
-    def _first_guess(self, v: Variant, n: int, f_evals: int, primal_s: float | None):
+    def _first_guess(self, v: Series, n: int, f_evals: int, primal_s: float | None):
         """For a series' first size only: two calls of f_evals primals (warm-up and
         one repeat), or None. Later sizes are predicted from the series itself."""
         if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
@@ -284,7 +262,7 @@ class _Run:
             kind = "checked" if inputs <= CHECK_MAX_INPUTS else "reverse"
 
         def derive(mode: str) -> Any:
-            v = Variant(mode, jit=True, precision="float64", backend="jax")
+            v = Series(mode, jit=True, precision="float64", backend="jax")
             p, _ = self._prepare(m, point, v)
             return jax.tree_util.tree_map(np.asarray, p(*_device_args(m, point, v)))
 
@@ -295,7 +273,7 @@ class _Run:
         except Exception as exc:
             return f"no reference: {exc}"
 
-    def _base(self, m: Model, v: Variant, n: int) -> dict[str, Any]:
+    def _base(self, m: Model, v: Series, n: int) -> dict[str, Any]:
         return dict(
             model=m.name, mode=v.mode, n=n, label=v.label, scheme=v.scheme, jit=bool(v.jit),
             precision=v.precision, backend=v.backend, settings=dict(m.settings),
@@ -407,7 +385,7 @@ def _flat(tree: Any) -> np.ndarray:
     return np.concatenate([np.ravel(np.asarray(a, dtype=np.float64)) for a in leaves])
 
 
-def _device_args(m: Model, point: tuple, v: Variant) -> tuple:
+def _device_args(m: Model, point: tuple, v: Series) -> tuple:
     """f's arguments cast to the precision; on the device for JAX (as in a training loop),
     so host-to-device copies are not timed."""
     wrt = m.wrt if isinstance(m.wrt, tuple) else (m.wrt,)

@@ -33,14 +33,14 @@ def _usable_cpus() -> int:
 
 @functools.cache
 def _static() -> dict[str, Any]:
+    from importlib.metadata import version
+
     import jax
     import numpy as np
 
-    from .. import __version__
-
     dev = jax.devices()[0]
     return {
-        "adlab": __version__,
+        "adlab": version("adlab"),
         "jax": jax.__version__,
         "jaxlib": _jaxlib_version(),
         "numpy": np.__version__,

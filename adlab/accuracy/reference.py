@@ -12,7 +12,7 @@ wrong in one mode.
 Forward and reverse share every custom derivative rule (``jax.custom_jvp``
 gives reverse mode by transposing the JVP), so a rule that is wrong in the
 same way for both passes this check; finite differences and complex step,
-which never use the rules, are what expose it (see ``adlab.step_sweep``).
+which never use the rules, are what expose it (see ``adlab.step_errors``).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def reference(
     instead of ``adlab.derivative`` (a sweep passes its own compiled derivatives,
     so that nothing is compiled twice).
     """
-    from ._derivative import derivative  # the engine; imported late to avoid a cycle
+    from ..engine.derivative import derivative  # the engine; imported late to avoid a cycle
 
     if derive is None:
 

@@ -17,10 +17,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ._derivative import prepare
-from ._model import Model
-from ._table import Table
-from .measure import parse_variant, resolve_model
+from ..catalog import resolve_model
+from ..engine.derivative import prepare
+from ..engine.model import Model
+from .series import parse_variant
 
 
 @dataclass(frozen=True)
@@ -89,34 +89,3 @@ def xla_costs(
                 bytes_accessed=cost.get("bytes_accessed", math.nan),
             ))  # fmt: skip
     return out
-
-
-def human_bytes(b: float) -> str:
-    """'512 B', '7.8 KiB', '7.6 MiB'."""
-    if not math.isfinite(b):
-        return "-"
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(b) >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def costs_table(rows: Sequence[CostRow]) -> Table:
-    """One line per (mode, n): f evals, flops and their ratio to f, and memory
-    (with a model column when the rows hold several models)."""
-    models = list(dict.fromkeys(r.model for r in rows))
-    several = len(models) > 1
-    columns = ("mode", "n", "f evals", "flops", "flops / f", "temp memory", "arguments",
-               "output")  # fmt: skip
-    body = [((r.model,) if several else ()) + (
-        r.label, r.n, r.f_evals, f"{r.flops:.3g}", f"{r.flops_ratio:.3g}",
-        human_bytes(r.temp_bytes), human_bytes(r.argument_bytes), human_bytes(r.output_bytes),
-    ) for r in rows]  # fmt: skip
-    precisions = ", ".join(dict.fromkeys(r.precision for r in rows))
-    return Table.of(
-        (("model",) if several else ()) + columns,
-        body,
-        title=f"XLA's analysis of the compiled programs ({', '.join(models)}; {precisions})"
-        if rows
-        else "",
-    )

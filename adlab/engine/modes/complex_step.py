@@ -20,10 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._jaxpr import equations_within
-from .._precision import COMPLEX
-from .._types import ModelError
-from .._userline import source_line
+from ..._vocab import ModelError
+from ..jaxpr import equations_within
+from ..precision import COMPLEX
+from ..userline import source_line
 from ._perturb import CHUNK, jax_batch, n_chunks, numpy_batch, to_jacobian
 from ._registry import Built, Spec, pick, register
 

@@ -11,7 +11,7 @@ the user's own model, against the checked float64 reference.
 
 Each scheme's derivatives at every step come from one compiled program: the
 step is an argument of it (not a constant baked into it), and the difference
-formulas are the engine's own (``adlab.modes.numeric``, ``complex_step``).
+formulas are the engine's own (``adlab.engine.modes.numeric``, ``complex_step``).
 
 References:
     Nocedal & Wright, *Numerical Optimization*, 2nd ed., Springer 2006, sec. 8.1.
@@ -31,23 +31,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._derivative import _cast_args, prepare
-from ._model import Model
-from ._precision import dtype_of, precision_scope
-from ._reference import (
+from .._vocab import StepRecord
+from ..catalog import resolve_model
+from ..engine.derivative import _cast_args, prepare
+from ..engine.model import Model
+from ..engine.modes import Spec, complex_step, get_rule
+from ..engine.modes.numeric import STEP_POWER
+from ..engine.precision import dtype_of, precision_scope
+from .reference import (
     Reference,
     max_relative_error,
     max_relative_size,
     normwise_relative_error,
     reference,
 )
-from ._types import StepRecord
-from .catalog import catalog, load_model
-from .modes import Spec, complex_step, get_rule
-from .modes.numeric import STEP_POWER
 
 #: the schemes a step sweep knows: the finite differences and complex step
-SWEEP_SCHEMES: tuple[str, ...] = ("forward", "central", "richardson", "complex-step")
+STEP_SCHEMES: tuple[str, ...] = ("forward", "central", "richardson", "complex-step")
 #: steps per decade of the default grids
 PER_DECADE = 4
 #: below this a complex step is not a float32 number (smallest normal ~1.2e-38)
@@ -59,8 +59,8 @@ def _eps(precision: str) -> float:
 
 
 def _check_scheme(scheme: str) -> None:
-    if scheme not in SWEEP_SCHEMES:
-        raise ValueError(f"scheme must be one of {list(SWEEP_SCHEMES)}, got {scheme!r}")
+    if scheme not in STEP_SCHEMES:
+        raise ValueError(f"scheme must be one of {list(STEP_SCHEMES)}, got {scheme!r}")
 
 
 def optimal_step(scheme: str, precision: str = "float64") -> float | None:
@@ -110,16 +110,6 @@ def default_steps(
         tail = [10.0**-k for k in (17, 18, 19, 20, *range(40, 301, 20))]
         grid += [h for h in tail if h >= smallest]
     return np.array(sorted(set(grid), reverse=True))
-
-
-def _as_model(model: Model | str) -> Model:
-    if isinstance(model, Model):
-        return model
-    if isinstance(model, str) and model in catalog():
-        return load_model(model)
-    from .measure._sweep import resolve_model  # the one home for paths and source text
-
-    return resolve_model(model)
 
 
 def _indices(wrt: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -193,10 +183,10 @@ def _is_default(scheme: str, h: float, precision: str) -> bool:
     return math.isclose(h, default_step(scheme, precision), rel_tol=1e-12)
 
 
-def step_sweep(
+def step_errors(
     model: Model | str,
     n: int,
-    schemes: Sequence[str] = SWEEP_SCHEMES,
+    schemes: Sequence[str] = STEP_SCHEMES,
     steps: Iterable[float] | Mapping[str, Iterable[float]] | None = None,
     precision: str = "float64",
     seed: int = 0,
@@ -224,7 +214,7 @@ def step_sweep(
         ModelError: the model failed, or it is not analytic and complex step
             was asked for (raised when the sweep reaches complex step).
     """
-    model = _as_model(model)
+    model = resolve_model(model)
     for scheme in schemes:
         _check_scheme(scheme)
     args = model.setup(n, seed)
@@ -275,7 +265,7 @@ class SchemeSummary:
     expected_error: float
 
 
-def sweep_summary(records: Iterable[StepRecord]) -> list[SchemeSummary]:
+def step_summary(records: Iterable[StepRecord]) -> list[SchemeSummary]:
     """One ``SchemeSummary`` per (scheme, precision) in ``records``, in order of appearance."""
     groups: dict[tuple[str, str], list[StepRecord]] = {}
     for r in records:
@@ -328,11 +318,11 @@ def richardson_check(
     wrt: int | tuple[int, ...] | None = None,
 ) -> list[RichardsonPoint]:
     """Richardson's own error estimate against its true error, at each step."""
-    model = _as_model(model)
+    model = resolve_model(model)
     hs = _steps_for("richardson", steps, precision)
     args = model.setup(n, seed)
     ref = reference(model, *args, wrt=wrt)
-    rich = list(step_sweep(model, n, ("richardson",), hs, precision, seed, wrt, ref))
-    half = list(step_sweep(model, n, ("central",), hs / 2, precision, seed, wrt, ref))
+    rich = list(step_errors(model, n, ("richardson",), hs, precision, seed, wrt, ref))
+    half = list(step_errors(model, n, ("central",), hs / 2, precision, seed, wrt, ref))
     return [RichardsonPoint(r.h, r.error_estimate, r.error, c.error)  # type: ignore[arg-type]
             for r, c in zip(rich, half, strict=True)]  # fmt: skip

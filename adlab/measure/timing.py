@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._types import Timing
+from .._vocab import Timing
 
 #: default seconds per repeat that autorange aims for (timeit's CLI: 0.2)
 TARGET_S = 0.01

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._model import Model
-from .catalog import source_of
-from .measure import Variant
+from ..catalog import source_of
+from ..engine.model import Model
+from ..measure import Series
 
 _LOOP_F = """
 
@@ -33,10 +33,10 @@ def python_loop_model(**settings: Any) -> Model:
                              **settings)  # fmt: skip
 
 
-def python_loop_variant(label: str = "Python loop (eager)", **settings: Any) -> Variant:
+def python_loop_variant(label: str = "Python loop (eager)", **settings: Any) -> Series:
     """A sweep variant: reverse mode of ``python_loop_model`` run eagerly (no jit).
 
     Under ``jit`` the loop would be unrolled into one program whose compile
     time grows with n; eagerly it runs as written, one call per operation.
     """
-    return Variant("reverse", jit=False, label=label, model=python_loop_model(**settings))
+    return Series("reverse", jit=False, label=label, model=python_loop_model(**settings))

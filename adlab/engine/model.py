@@ -23,8 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._types import ModelError
-from ._userline import register_source, source_line, translate
+from .._vocab import ModelError
+from .userline import register_source, source_line, translate
 
 _counter = itertools.count()
 

@@ -1,0 +1,43 @@
+"""What the tutorial notebooks call: quick mode, small studies and readings of records.
+
+The notebooks in ``notebooks/`` hold narrative and calls; the logic is here
+(and in the rest of adlab), tested like any other code. Nothing here imports
+a plotting library: the figures are in ``adlab.plots.figures``.
+
+- ``quick()`` / ``pick(full, quick)``: ``ADLAB_QUICK=1`` shrinks the sizes.
+- ``fused_descent``: K gradient steps per call vs fused into one compiled call.
+- ``xla_costs`` / ``costs_table``: flops and memory of compiled derivatives.
+- ``python_loop_model`` / ``python_loop_variant``: the per-sample loss as a Python loop.
+- readings of records: ``crossover_table``, ``floor_table``, ``warmup_table``,
+  ``ratio_table``, ``per_output_row``, ``truncation_order``, ``orders_table``,
+  ``compare_modes``, ``summary_table``, ``richardson_table``, ``precision_rows_table``,
+  ``bound_table``, ``cheapest_table``, ``agreement``.
+- ``Table``: rows of text, HTML in a notebook, text in ``print``.
+"""
+
+from .._format import human_bytes as human_bytes
+from ..measure.costs import CostRow as CostRow
+from ..measure.costs import xla_costs as xla_costs
+from ..measure.fused import FusedDescent as FusedDescent
+from ..measure.fused import fused_descent as fused_descent
+from ..report.table import Table as Table
+from .per_sample import python_loop_model as python_loop_model
+from .per_sample import python_loop_variant as python_loop_variant
+from .quick import pick as pick
+from .quick import quick as quick
+from .readings import agreement as agreement
+from .readings import bound_table as bound_table
+from .readings import cheapest_table as cheapest_table
+from .readings import compare_modes as compare_modes
+from .readings import costs_table as costs_table
+from .readings import crossover_table as crossover_table
+from .readings import floor_table as floor_table
+from .readings import fused_table as fused_table
+from .readings import orders_table as orders_table
+from .readings import per_output_row as per_output_row
+from .readings import precision_rows_table as precision_rows_table
+from .readings import ratio_table as ratio_table
+from .readings import richardson_table as richardson_table
+from .readings import summary_table as summary_table
+from .readings import truncation_order as truncation_order
+from .readings import warmup_table as warmup_table
