@@ -36,6 +36,8 @@ from .measure import bench as bench
 from .measure import dispatch_floor as dispatch_floor
 from .measure import environment as environment
 from .measure import time_call as time_call
+from .measure.findings import Crossover as Crossover
+from .measure.findings import crossovers as crossovers
 from .report import format_records as format_records
 from .report import format_table as format_table
 from .report import from_json as from_json

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+import adlab
 from adlab import tutorial
 from adlab.measure.costs import CostRow
 
@@ -60,3 +61,46 @@ def test_cheapest_table_with_nothing_counted_says_no_data():
 def test_cheapest_table_names_the_fewest_and_the_gap():
     t = tutorial.cheapest_table([cost("forward", 3, 300.0), cost("reverse", 3, 50.0)])
     assert t.rows == (("m", "3", "reverse", "6x"),) and t.notes == ()
+
+
+# ----------------------------------------------------------------- crossovers
+def timed(label: str, points: dict[int, float], mode: str | None = None) -> list[adlab.Record]:
+    return [adlab.Record(model="m", mode=mode or label, n=n, label=label, scheme=None, jit=True,
+                         precision="float64", backend="jax", median_s=t)
+            for n, t in points.items()]  # fmt: skip
+
+
+def test_a_crossover_on_a_measured_size_is_reported_there():
+    # a is faster below n = 100, equal at 100, slower above: it is overtaken at 100
+    records = timed("a", {10: 1e-5, 100: 1e-4, 1000: 1e-3})
+    records += timed("b", {10: 1e-4, 100: 1e-4, 1000: 1e-4})
+    (c,) = adlab.crossovers(records)
+    assert isinstance(c, adlab.Crossover)
+    assert (c.faster, c.slower, c.n, c.n_below, c.n_above) == ("b", "a", 100, 100, 100)
+    assert c.time_s == pytest.approx(1e-4)
+    assert c.describe() == "b overtakes a at n \u2248 100"
+
+
+def test_a_tie_that_only_touches_is_no_crossover():
+    records = timed("a", {10: 1e-5, 100: 1e-4, 1000: 1e-5})
+    records += timed("b", {10: 1e-4, 100: 1e-4, 1000: 1e-4})
+    assert adlab.crossovers(records) == []
+
+
+def test_a_tie_over_several_sizes_spans_them():
+    records = timed("a", {1: 1e-6, 10: 1e-5, 100: 1e-5, 1000: 1e-3})
+    records += timed("b", {1: 1e-5, 10: 1e-5, 100: 1e-5, 1000: 1e-5})
+    (c,) = adlab.crossovers(records)
+    assert (c.faster, c.n_below, c.n_above) == ("b", 10, 100)
+    assert c.n == pytest.approx(math.sqrt(10 * 100))
+
+
+def test_crossovers_between_sizes_are_interpolated_and_primals_left_out():
+    records = timed("a", {1: 1e-6, 100: 1e-4}) + timed("b", {1: 1e-5, 100: 1e-5})
+    records += timed("f", {1: 1e-7, 100: 1e-3}, mode="primal")
+    (c,) = adlab.crossovers(records)
+    assert (c.faster, c.slower, c.n_below, c.n_above) == ("b", "a", 1, 100)
+    assert c.n == pytest.approx(10)
+    assert {(c.faster, c.slower) for c in adlab.crossovers(records, primal=True)} == {
+        ("b", "a"), ("a", "f"), ("b", "f"),
+    }  # fmt: skip

@@ -48,7 +48,7 @@ def crossover_table(records: Iterable[Record], pairs: Sequence[tuple[str, str]])
             missing = a if a not in times else b
             rows.append((a, b, f"no measured points of {missing!r}"))
             continue
-        found = crossovers(r for r in records if r.label in (a, b))
+        found = crossovers((r for r in records if r.label in (a, b)), primal=True)
         if found:
             text = "; ".join(f"{c.faster} faster above n \u2248 {c.n:.3g}" for c in found)
         else:
