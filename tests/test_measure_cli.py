@@ -13,7 +13,7 @@ import pytest
 
 import adlab
 from adlab.cli import build_parser, main
-from adlab.cli.cases import CASES, findings
+from adlab.measure.cases import CASES, findings
 
 REPO = Path(adlab.__file__).resolve().parent.parent
 FAST = ["--repeats", "3", "--quiet"]
@@ -102,7 +102,7 @@ def test_bad_options_exit_2_with_a_message(capsys):
 
 def test_the_measure_layer_imports_no_widget_or_plotting_library():
     code = (
-        "import adlab, adlab.measure, adlab.cli.cases, adlab.cli.bench, adlab.report\n"
+        "import adlab, adlab.measure, adlab.measure.cases, adlab.cli.bench, adlab.report\n"
         "from adlab.cli import build_parser; build_parser()\n"
         "import sys, json\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "

@@ -34,7 +34,7 @@ def _setting(text: str) -> tuple[str, Any]:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``bench`` on the ``adlab`` command's subparsers."""
-    from .cases import CASES
+    from ..measure.cases import CASES
 
     p = sub.add_parser(
         "bench",
@@ -86,7 +86,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _sweep(args: argparse.Namespace):
     from ..measure.sweep import bench
-    from .cases import get_case
+    from ..measure.cases import get_case
 
     options: dict[str, Any] = dict(scheme=args.scheme, precision=args.precision,
                                    backend=args.backend, jit=args.jit)  # fmt: skip
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .. import report
-    from .cases import findings
+    from ..measure.cases import findings
 
     if args.inline:
         from ..measure.env import run_inline

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._vocab import Record
-from ..measure.series import Series
-from ..measure.sweep import Sweep, bench
+from .series import Series
+from .sweep import Sweep, bench
 
 
 @dataclass(frozen=True)
@@ -168,8 +168,8 @@ def _growth(times: Mapping[int, float]) -> tuple[int, int, float, int, float] | 
 
 def findings(records: Iterable[Record]) -> list[str]:
     """What the records say, in words: growth of each series, fastest per n, crossovers."""
-    from ..measure.findings import crossovers, series_times
-    from ..report import seconds
+    from .._format import seconds
+    from .findings import crossovers, series_times
 
     records = list(records)
     times = series_times(records)
