@@ -3,16 +3,26 @@
 A model is compiled from text under a synthetic file name. Registering the text
 with ``linecache`` makes ordinary tracebacks show the user's code, and lets us
 find the deepest frame that belongs to the model: that is the line to name.
+
+``translate`` is the one home of that translation; ``user_errors`` is the one
+home of "translate it, or let it through". Advice names the interface the user
+is in (``speaking_to``): ``jit=False`` in Python, ``--no-jit`` on the command
+line, the "jit" toggle in the Lab.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import linecache
+import re
 import types
+from collections.abc import Iterator
 
 import jax
 
 from .._vocab import ModelError
+from . import explain
 
 _TRACER_ERRORS = (
     jax.errors.TracerBoolConversionError,
@@ -21,7 +31,50 @@ _TRACER_ERRORS = (
     jax.errors.TracerArrayConversionError,
 )
 
+# ------------------------------------------------------------- interfaces
+#: What to do, in each interface's own terms. None: that interface has no such option.
+REMEDIES: dict[str, dict[str, str | None]] = {
+    "python": {
+        "eager": "pass jit=False to run eagerly",
+        "numpy": "backend='numpy' for finite differences",
+    },
+    "cli": {
+        "eager": "add --no-jit to run eagerly",
+        "numpy": "--modes 'numeric(numpy)' for finite differences in plain NumPy",
+    },
+    # adlab accuracy traces every scheme (its step sweeps run under jax.jit)
+    "accuracy": {"eager": None, "numpy": None},
+    "lab": {
+        "eager": 'untick "jit" to run eagerly',
+        "numpy": 'tick "numpy" for finite differences in plain NumPy',
+    },
+}
+_interface: contextvars.ContextVar[str] = contextvars.ContextVar("adlab_interface",
+                                                                 default="python")  # fmt: skip
 
+
+@contextlib.contextmanager
+def speaking_to(interface: str) -> Iterator[None]:
+    """Word the advice of errors raised inside this block for ``interface`` (see REMEDIES).
+
+    A context variable: a thread started inside the block does not inherit it,
+    so the Lab's worker says it itself.
+    """
+    if interface not in REMEDIES:
+        raise ValueError(f"interface must be one of {sorted(REMEDIES)}, got {interface!r}")
+    token = _interface.set(interface)
+    try:
+        yield
+    finally:
+        _interface.reset(token)
+
+
+def remedy(kind: str) -> str | None:
+    """The advice of ``kind`` ("eager", "numpy") in the current interface's terms."""
+    return REMEDIES[_interface.get()][kind]
+
+
+# --------------------------------------------------------------- locating
 def register_source(filename: str, text: str) -> None:
     """Make ``text`` the contents of ``filename`` for tracebacks and inspect."""
     lines = text.splitlines(keepends=True)
@@ -36,14 +89,8 @@ def source_line(filename: str, lineno: int | None) -> str | None:
     return linecache.getline(filename, lineno).rstrip("\n") or None
 
 
-def _frames(tb: types.TracebackType | None):
-    while tb is not None:
-        yield tb.tb_frame.f_code.co_filename, tb.tb_lineno
-        tb = tb.tb_next
-
-
-def user_lineno(exc: BaseException, files: frozenset[str]) -> tuple[str, int] | None:
-    """The deepest (file, line) of ``exc``'s traceback that lies in ``files``.
+def _user_frame(exc: BaseException, files: frozenset[str]) -> types.TracebackType | None:
+    """The deepest traceback entry of ``exc`` whose code lies in ``files``.
 
     Follows ``__cause__``/``__context__`` because JAX re-raises some errors
     from inside its own machinery.
@@ -51,16 +98,63 @@ def user_lineno(exc: BaseException, files: frozenset[str]) -> tuple[str, int] | 
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        hits = [(f, n) for f, n in _frames(exc.__traceback__) if f in files]
-        if hits:
-            return hits[-1]
+        hit = None
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename in files:
+                hit = tb
+            tb = tb.tb_next
+        if hit is not None:
+            return hit
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     return None
+
+
+def user_lineno(exc: BaseException, files: frozenset[str]) -> tuple[str, int] | None:
+    """The deepest (file, line) of ``exc``'s traceback that lies in ``files``."""
+    tb = _user_frame(exc, files)
+    return None if tb is None else (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+
+
+# ------------------------------------------------------------ translating
+_WHERE = re.compile(r" \(in (?:(?! \(in ).)*\)$", re.MULTILINE)  # the last " (in ...)"
+
+
+def without_where(text: str) -> str:
+    """A message from ``translate`` without its "(in f, mode 'reverse', n=10)" part, so
+    that one mistake met at many points reads as one."""
+    return _WHERE.sub("", text, count=1)
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _tracer_hint(exc: BaseException, expr: str | None, jit: bool) -> tuple[str, str]:
+    """(message, hint) for a value JAX is tracing that Python or NumPy tried to read."""
+    if isinstance(exc, jax.errors.TracerArrayConversionError):
+        # numpy.asarray(x), or an `import numpy` that shadowed adlab's np
+        what = f"`{expr}` passes" if expr else "this line passes"
+        return (
+            f"{what} a value JAX is tracing to a NumPy function",
+            "call adlab's np instead (it is jax.numpy under JAX, numpy for backend='numpy'), "
+            "and do not import numpy in the model",
+        )
+    where_np = "Use np.where(cond, a, b) (or jax.lax.cond) instead"
+    eager, numpy = remedy("eager"), remedy("numpy")
+    if jit:
+        hint = (
+            "Python `if`/`while`/`int()` on a value that depends on the input cannot be "
+            f"decided while JAX traces the function for compilation. {where_np}"
+            + (f", or {eager}." if eager else ".")
+        )
+    else:
+        hint = (
+            "this mode batches its evaluations with jax.vmap, so Python `if`/`while` on "
+            f"input values cannot be decided. {where_np}" + (f", or {numpy}." if numpy else ".")
+        )
+    return "control flow on a traced value", hint
 
 
 def translate(
@@ -69,32 +163,60 @@ def translate(
     """A ``ModelError`` for an exception raised by model code, else None.
 
     ``where`` says what adlab was doing, e.g. "f, mode 'reverse', n=10".
+    ``jit``: the call was compiled, so running eagerly would avoid an error of
+    Python control flow on traced values (not so for vmap-batched modes).
     Exceptions with no frame in the model are adlab's or the caller's own
     and are left alone (None).
     """
     if isinstance(exc, ModelError):
         return None
-    hit = user_lineno(exc, files)
-    if hit is None:
+    if isinstance(exc, SyntaxError) and exc.filename in files:
+        lineno = exc.lineno
+        line = exc.text or source_line(exc.filename, lineno)
+        return ModelError(f"SyntaxError: {exc.msg}", lineno=lineno, line=line,
+                          hint=f"fix the syntax on line {lineno}")  # fmt: skip
+    tb = _user_frame(exc, files)
+    if tb is None:
         return None
-    filename, lineno = hit
-    line = source_line(filename, lineno)
+    lineno = tb.tb_lineno
+    line = source_line(tb.tb_frame.f_code.co_filename, lineno)
+    expr = explain.failing_expression(tb)
+    hint = f"fix line {lineno} of the model and run again"
+    reason = None
     if isinstance(exc, _TRACER_ERRORS):
-        if jit:
-            hint = (
-                "Python `if`/`while`/`int()` on a value that depends on the input "
-                "cannot be decided while JAX traces the function for compilation. "
-                "Use np.where(cond, a, b) (or jax.lax.cond) instead, or pass "
-                "jit=False to run eagerly."
-            )
-        else:
-            hint = (
-                "this mode batches its evaluations with jax.vmap, so Python "
-                "`if`/`while` on input values cannot be decided. Use "
-                "np.where(cond, a, b), or backend='numpy' for finite differences."
-            )
-        message = f"control flow on a traced value in {where}"
-    else:
-        hint = f"fix line {lineno} of the model and run again"
-        message = f"{_first_line(exc)} (in {where})"
+        reason, hint = _tracer_hint(exc, expr, jit)
+    elif isinstance(exc, AttributeError):
+        reason = explain.missing_attribute(exc, expr)
+    elif isinstance(exc, NameError):
+        reason = explain.missing_name(exc, tb.tb_frame)
+        reason = reason and f"NameError: {reason}"
+    elif isinstance(exc, (TypeError, ValueError)):
+        reason = explain.shape_mismatch(exc, expr, tb.tb_frame)
+    message = f"{reason or _first_line(exc)} (in {where})"
     return ModelError(message, lineno=lineno, line=line, hint=hint)
+
+
+class _UserErrors:
+    """The context manager of ``user_errors`` (a class: cheap to enter)."""
+
+    __slots__ = ("files", "where", "jit")
+
+    def __init__(self, files: frozenset[str], where: str, jit: bool) -> None:
+        self.files, self.where, self.jit = files, where, jit
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if not isinstance(exc, Exception):
+            return False
+        err = translate(exc, self.files, self.where, jit=self.jit)
+        if err is None:
+            return False  # adlab's or the caller's own: raised as it is
+        raise err from exc
+
+
+def user_errors(files: frozenset[str], where: str, jit: bool = False) -> _UserErrors:
+    """``with user_errors(files, where):`` raises what model code raises as a ``ModelError``
+    naming its line (see ``translate``); anything else passes through unchanged."""
+    return _UserErrors(files, where, jit)

@@ -16,6 +16,8 @@ References:
 
 from __future__ import annotations
 
+import ast
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,19 +42,87 @@ NON_ANALYTIC = frozenset(
 )  # fmt: skip
 
 
-def _user_line(eqn, files) -> tuple[str, int] | None:
+COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
+# how NumPy spells the primitive itself: np.maximum *is* max, np.logaddexp only uses it
+SPELLINGS = {
+    "abs": {"abs", "absolute", "fabs"}, "max": {"maximum", "fmax", "clip"},
+    "min": {"minimum", "fmin", "clip"}, "sign": {"sign"}, "real": {"real"}, "imag": {"imag"},
+    "conj": {"conj", "conjugate"}, "floor": {"floor"}, "ceil": {"ceil"},
+    "round": {"round", "around", "rint"}, "clamp": {"clip"}, "rem": {"mod", "remainder", "fmod"},
+    "reduce_max": {"max", "amax", "nanmax"}, "reduce_min": {"min", "amin", "nanmin"},
+    "argmax": {"argmax"}, "argmin": {"argmin"}, "sort": {"sort"},
+}  # fmt: skip
+
+
+def _frames(eqn):
     try:
-        frames = eqn.source_info.traceback.frames
+        return eqn.source_info.traceback.frames
     except AttributeError:  # pragma: no cover - JAX internals moved
-        return None
-    for frame in frames:
+        return ()
+
+
+def _user_line(eqn, files) -> tuple[str, int] | None:
+    for frame in _frames(eqn):
         if frame.file_name in files:
             return frame.file_name, frame.line_num
     return None
 
 
+def _library_calls(eqns, files) -> list[str]:
+    """Names of the functions between the primitive and the user's line, nearest the user first."""
+    names = []
+    for frame in (fr for e in eqns for fr in _frames(e)):
+        if frame.file_name in files:
+            break
+        names.append(frame.function_name.rsplit(".", 1)[-1])
+    return names[::-1]
+
+
+def _users_words(prim: str, eqns, files, line: str | None) -> tuple[str, bool] | None:
+    """(what the user wrote that applies ``prim``, whether it *is* prim), from their line."""
+    try:
+        tree = ast.parse(line.strip()) if line else None
+    except SyntaxError:  # a line of a longer statement
+        tree = None
+    if tree is None:
+        return None
+    calls = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            dotted = ast.unparse(node.func)
+            calls.setdefault(dotted.rsplit(".", 1)[-1], dotted)
+    library = _library_calls(eqns, files)
+    compared = prim in COMPARISONS or any(n.startswith("_operator_") for n in library)
+    compares = [n for n in ast.walk(tree) if isinstance(n, ast.Compare)]
+    if compared and compares:
+        return f"the comparison `{ast.unparse(compares[0])}`", True
+    for name in library:
+        if name in calls:
+            return f"`{calls[name]}`", name in SPELLINGS.get(prim, ())
+    spelled = [calls[c] for c in calls if c in SPELLINGS.get(prim, ())]
+    return (f"`{spelled[0]}`", True) if spelled else None
+
+
+def _refusal(prim: str, i: int, words: tuple[str, bool] | None) -> tuple[str, str]:
+    """(message, hint) for complex step's refusal of ``prim`` applied to argument i."""
+    if words is None:
+        what = f"`{prim}`"
+    else:
+        what = words[0] if words[1] else f"{words[0]} (it uses `{prim}` inside)"
+    message = (f"complex step needs an analytic f, but {what} is applied to a value that "
+               f"depends on argument {i}: Im f(x + ih)/h would be silently wrong")  # fmt: skip
+    hint = "use the forward or reverse mode (exact), or numeric (finite differences)"
+    if prim == "abs":
+        hint += "; or write it smoothly (e.g. np.sqrt(x**2 + 1e-30) for abs)"
+    elif prim in COMPARISONS | {"max", "min", "reduce_max", "reduce_min", "clamp"}:
+        hint += ("; complex step cannot use max, min or comparisons yet (it would have to "
+                 "compare real parts only)")  # fmt: skip
+    return message, hint
+
+
 def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
-    """(primitive, (file, line) or None) of the first non-analytic op on x, else None."""
+    """(primitive, (file, line) or None, its equations innermost first) of the first
+    non-analytic operation on x, else None."""
     x = np.asarray(args[i])
     probe = list(args)
     probe[i] = jax.ShapeDtypeStruct(x.shape, COMPLEX[np.dtype(dtype).name])
@@ -66,11 +136,12 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
             if hasattr(v, "aval")
         ):
             # inside a jitted library call the user's line is on the call
-            for e in (eqn, *reversed(outer)):
+            eqns = (eqn, *reversed(outer))
+            for e in eqns:
                 where = _user_line(e, files)
                 if where:
-                    return eqn.primitive.name, where
-            return eqn.primitive.name, None
+                    return eqn.primitive.name, where, eqns
+            return eqn.primitive.name, None, eqns
     return None
 
 
@@ -101,17 +172,11 @@ def complex_step(spec: Spec) -> Built:
         for i in spec.indices:
             found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files)
             if found:
-                prim, where = found
-                lineno = where[1] if where else None
-                raise ModelError(
-                    f"complex step needs an analytic f, but `{prim}` is applied to a "
-                    f"value that depends on argument {i}: Im f(x + ih)/h would be "
-                    "silently wrong",
-                    lineno=lineno,
-                    line=source_line(*where) if where else None,
-                    hint="use mode='reverse', 'forward' or 'numeric'; or write it "
-                    "smoothly (e.g. np.sqrt(x**2 + 1e-30) for abs)",
-                )
+                prim, where, eqns = found
+                line = source_line(*where) if where else None
+                message, hint = _refusal(prim, i, _users_words(prim, eqns, spec.files, line))
+                raise ModelError(message, lineno=where[1] if where else None, line=line,
+                                 hint=hint)  # fmt: skip
     one = _jax_one if spec.backend == "jax" else _numpy_one
 
     def make(chunk):
