@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._vocab import ModelError
-from .userline import register_source, source_line, translate
+from .explain import np_imports
+from .userline import register_source, source_line, translate, user_errors
 
 _counter = itertools.count()
 
@@ -132,28 +133,26 @@ class Model:
         name = name or "model"
         filename = f"<adlab model {name}#{next(_counter)}>"
         register_source(filename, text)
-        try:
-            code = compile(text, filename, "exec")
-            tree = ast.parse(text)
-        except SyntaxError as exc:
-            lineno = exc.lineno
-            raise ModelError(
-                f"SyntaxError: {exc.msg}",
-                lineno=lineno,
-                line=exc.text or source_line(filename, lineno),
-                hint=f"fix the syntax on line {lineno}",
-            ) from None
         files = frozenset({filename})
+        with user_errors(files, "the model's top level"):
+            code = compile(text, filename, "exec")
+        tree = ast.parse(text)
+        for lineno in np_imports(tree)[:1]:
+            line = source_line(filename, lineno) or ""
+            # the import would replace adlab's np (jax.numpy under JAX): JAX could not
+            # trace f, and the message would come from deep inside NumPy
+            raise ModelError(
+                "the model imports its own np; adlab binds np to jax.numpy for the JAX "
+                "modes and to numpy for backend='numpy', so one text runs under both",
+                lineno=lineno,
+                line=line,
+                hint=f"np is provided by adlab; remove `{line.strip()}`",
+            )
         namespaces = {}
         for backend, base in NAMESPACES.items():
             ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base}
-            try:
+            with user_errors(files, "the model's top level"):
                 exec(code, ns)
-            except Exception as exc:
-                err = translate(exc, files, "the model's top level")
-                if err is None:
-                    raise
-                raise err from exc
             namespaces[backend] = ns
         ns = namespaces["numpy"]
         for fname in ("f", "setup"):
@@ -236,13 +235,8 @@ class Model:
         if self._setup is None:
             raise ValueError(f"model {self.name!r} has no setup; pass f's arguments yourself")
         rng = np.random.default_rng(seed)
-        try:
+        with self.errors(f"setup, n={n}"):
             args = self._setup(n, rng)
-        except Exception as exc:
-            err = self.translate(exc, f"setup, n={n}", jit=False)
-            if err is None:
-                raise
-            raise err from exc
         if not isinstance(args, tuple):
             args = (args,)
         if self._nargs is not None and len(args) != self._nargs:
@@ -253,8 +247,13 @@ class Model:
         return args
 
     def translate(self, exc: BaseException, where: str, jit: bool = True) -> ModelError | None:
-        """A ``ModelError`` naming the model's line for ``exc``, or None."""
+        """A ``ModelError`` naming the model's line for ``exc``, or None (see ``translate``)."""
         return translate(exc, self._files, where, jit=jit)
+
+    def errors(self, where: str, jit: bool = False):
+        """``with model.errors(where):`` raises the model's own failures as ``ModelError``
+        naming its line; other exceptions pass unchanged (``userline.user_errors``)."""
+        return user_errors(self._files, where, jit=jit)
 
     def return_error(self, got: str, where: str) -> ModelError:
         """The error for an f that returned something other than a scalar/1-D array."""
