@@ -38,6 +38,9 @@ from .measure import environment as environment
 from .measure import time_call as time_call
 from .measure.findings import Crossover as Crossover
 from .measure.findings import crossovers as crossovers
+from .measure.profile import OpCost as OpCost
+from .measure.profile import Profile as Profile
+from .measure.profile import profile as profile
 from .report import format_records as format_records
 from .report import format_table as format_table
 from .report import from_json as from_json

@@ -1,4 +1,4 @@
-"""The ``adlab`` command line: ``adlab demo``, ``adlab bench``, ``adlab accuracy``.
+"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``.
 
 Each subcommand lives beside the code it drives and registers itself here
 through ``add_parser(subparsers)``; this file only assembles them.
@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .bench import add_parser as add_bench
 
     add_bench(sub)
+    from .profile import add_parser as add_profile
+
+    add_profile(sub)
     return parser
 
 
