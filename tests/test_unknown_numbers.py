@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import adlab
@@ -104,3 +105,48 @@ def test_crossovers_between_sizes_are_interpolated_and_primals_left_out():
     assert {(c.faster, c.slower) for c in adlab.crossovers(records, primal=True)} == {
         ("b", "a"), ("a", "f"), ("b", "f"),
     }  # fmt: skip
+
+
+# ------------------------------------------------------------------- settings
+DERIVED = """
+N = 3
+W = 2 * N  # follows N
+
+
+def setup(n, rng):
+    return (np.ones(n),)
+
+
+def f(x):
+    return np.sum(W * x**2)
+"""
+
+
+def test_a_derived_constant_follows_the_setting_it_is_computed_from():
+    x = np.array([1.0, -2.0, 3.0])
+    default = adlab.Model.from_source(DERIVED)
+    assert default.settings == {"N": 3}  # W is computed: not something to set
+    np.testing.assert_allclose(adlab.derivative(default, x), 2 * 6 * x, rtol=1e-15)
+    five = adlab.Model.from_source(DERIVED, N=5)
+    assert five.settings == {"N": 5}
+    # W = 2 * N = 10: the gradient of sum(W x^2) is 2 W x, in both backends
+    for backend in ("jax", "numpy"):
+        assert float(five.function(backend)(np.ones(1))) == 10.0
+    np.testing.assert_allclose(adlab.derivative(five, x), 2 * 10 * x, rtol=1e-15)
+    np.testing.assert_allclose(adlab.derivative(default.with_settings(N=5), x), 20 * x)
+
+
+def test_setting_a_computed_constant_says_what_to_change():
+    with pytest.raises(ValueError, match=r"W is computed on line 3 \(`W = 2 \* N") as info:
+        adlab.Model.from_source(DERIVED, W=4)
+    assert "its settings are ['N']" in str(info.value)
+
+
+def test_source_with_settings_writes_the_value_in_place_and_round_trips():
+    five = adlab.Model.from_source(DERIVED, N=5)
+    text = five.source_with_settings()
+    assert text == DERIVED.replace("N = 3\n", "N = 5\n")
+    again = adlab.Model.from_source(text)
+    assert again.settings == {"N": 5}
+    assert float(again.function("numpy")(np.ones(1))) == 10.0
+    assert adlab.Model.from_source(DERIVED).source_with_settings() == DERIVED

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import inspect
 import itertools
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import numpy as np
 
 from .._vocab import ModelError
 from .explain import np_imports
+from .settings import SETTING_TYPES, check_settings, find_settings, with_values, write_values
 from .userline import register_source, source_line, translate, user_errors
 
 _counter = itertools.count()
@@ -49,24 +49,6 @@ NAMESPACES: dict[str, dict[str, Any]] = {
     "jax": {"np": jnp, "map_samples": _jax_map, "vmap_samples": _jax_vmap},
     "numpy": {"np": np, "map_samples": _numpy_map, "vmap_samples": _numpy_map},
 }
-
-
-def _is_setting(name: str, value: Any) -> bool:
-    return name.isupper() and isinstance(value, (bool, int, float, str))
-
-
-def _literal(name: str, value: Any) -> str:
-    """``value`` as Python source that evaluates back to it."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"float({str(value)!r})"  # nan and inf have no literal
-    if isinstance(value, (bool, int, float, str)):
-        return repr(value)
-    raise ValueError(
-        f"setting {name}={value!r} cannot be written into model source; "
-        "use a bool, int, float or str"
-    )
 
 
 def _check_size(n: Any) -> int:
@@ -148,9 +130,15 @@ class Model:
                 line=line,
                 hint=f"np is provided by adlab; remove `{line.strip()}`",
             )
+        found = find_settings(tree)
+        check_settings(settings, found, name, text.splitlines())
+        bound: dict[str, Any] = {}
+        if settings:  # new values replace the literals before the module runs: W = 2 * N follows N
+            run, bound = with_values(tree, found, settings)
+            code = compile(run, filename, "exec")
         namespaces = {}
         for backend, base in NAMESPACES.items():
-            ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base}
+            ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base, **bound}
             with user_errors(files, "the model's top level"):
                 exec(code, ns)
             namespaces[backend] = ns
@@ -162,22 +150,15 @@ class Model:
                     hint="define `def f(x, *data):` returning a scalar or 1-D array, "
                     "and `def setup(n, rng):` returning f's arguments as a tuple",
                 )
-        known = {k: v for k, v in ns.items() if _is_setting(k, v)}
-        unknown = set(settings) - set(known)
-        if unknown:
-            raise ValueError(
-                f"model {name!r} has no setting(s) {sorted(unknown)}; "
-                f"its settings are {sorted(known)}"
-            )
-        for backend_ns in namespaces.values():
-            backend_ns.update(settings)
+        known = {k: ns[k] for k in found.settable()
+                 if k in ns and (k in settings or isinstance(ns[k], SETTING_TYPES))}  # fmt: skip
         wrt = _normalize_wrt(ns.get("wrt", 0))
         return cls(
             name=name,
             doc=inspect.cleandoc(ast.get_docstring(tree) or ""),
             source=text,
             wrt=wrt,
-            settings={**known, **settings},
+            settings=known,
             _functions={b: namespaces[b]["f"] for b in namespaces},
             _setup=ns["setup"],
             _files=files,
@@ -273,21 +254,17 @@ class Model:
         return Model.from_source(self.source, self.name, **{**self.settings, **settings})
 
     def source_with_settings(self) -> str:
-        """The source with this model's changed settings written in, at its end.
+        """The source with this model's changed settings written in, in place of their literals.
 
-        ``from_source(text, **settings)`` sets the settings after running the
-        module, so assignments appended to the module give the same model;
-        an editor showing this text shows what runs.
+        ``from_source(text, **settings)`` puts the new values in place of the
+        literals before the module runs, so this text is the same model; an
+        editor showing it shows what runs.
         """
         if self.source is None:
             raise ValueError("only models built from source have settings")
         defaults = Model.from_source(self.source, self.name).settings
         changed = {k: v for k, v in self.settings.items() if defaults[k] != v}
-        if not changed:
-            return self.source
-        lines = [f"{k} = {_literal(k, v)}" for k, v in changed.items()]
-        return "\n".join([self.source.rstrip("\n"), "", "# settings given with the model",
-                          *lines, ""])  # fmt: skip
+        return write_values(self.source, find_settings(ast.parse(self.source)), changed)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())
