@@ -46,6 +46,7 @@ def test_a_broken_edit_is_saved_too_and_the_original_runs_meanwhile(tmp_path):
     again = adlab.Lab("rosenbrock", **FAST)
     assert again.source == broken
     assert again.error is not None and again.model is not None  # the original runs
+    assert again.editor.error_line == again.error.lineno  # marked from the start
     assert "original model runs" in again.status
 
 

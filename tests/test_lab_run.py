@@ -108,7 +108,7 @@ def test_broken_edit_shows_its_line_and_keeps_results_and_model():
     broken = "\n".join(lines[: k - 1] + ["    z = (data['y'] - theta) / data['s'] +"] + lines[k:])
     lab.editor.value = broken  # as typed in the editor
     assert isinstance(lab.error, adlab.ModelError)
-    assert lab.error.lineno == k
+    assert lab.error.lineno == k and lab.editor.error_line == k  # marked in the editor
     assert f"line {k}" in lab.error_box.value
     assert lab.model is model and lab.results == results
     assert series_points(lab) == drawn
@@ -118,6 +118,7 @@ def test_broken_edit_shows_its_line_and_keeps_results_and_model():
     lab.set_source(misspelt)
     line = next(i for i, t in enumerate(misspelt.splitlines(), 1) if "zz**2" in t)
     assert lab.error.lineno == line and lab.model is model
+    assert lab.editor.error_line == line
 
     # the last good model keeps running
     lab.run_button.click()
@@ -126,7 +127,7 @@ def test_broken_edit_shows_its_line_and_keeps_results_and_model():
     assert lab.error is not None  # the editor's text is still broken
 
     lab.set_source(good)
-    assert lab.error is None and lab.error_box.value == ""
+    assert lab.error is None and lab.error_box.value == "" and lab.editor.error_line == 0
     assert lab.model is not model
 
 

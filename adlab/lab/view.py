@@ -21,6 +21,7 @@ from jupyter_bokeh import BokehModel
 from ..engine.model import Model
 from ..plots import LabPlots
 from ..plots._bokehjs import publish_bokehjs
+from .editor import CodeEditor
 from .state import MODE_CHOICES, LabState
 
 _MODE_TEXT = {
@@ -38,9 +39,6 @@ _MODE_TIPS = {
     "numpy": "finite differences in plain NumPy, with the same scheme: the framework-free baseline",
 }
 _STYLE = """<style>
-.adlab-editor textarea { font-family: var(--jp-code-font-family, monospace);
-  font-size: var(--jp-code-font-size, 13px); line-height: 1.35;
-  white-space: pre; overflow-wrap: normal; overflow-x: auto; tab-size: 4; }
 .adlab-error pre { color: #b00020; background: #fff0f0; margin: 0; padding: 4px 6px;
   white-space: pre-wrap; }
 </style>"""
@@ -149,10 +147,7 @@ class Lab(w.VBox):
             description="Reset", icon="undo", tooltip="back to the original source",
             layout=w.Layout(width="90px"),
         )  # fmt: skip
-        self.editor = w.Textarea(
-            value=s.source, continuous_update=False,
-            layout=w.Layout(width="100%", height="300px"),
-        )  # fmt: skip
+        self.editor = CodeEditor(s.source, height="300px", layout=w.Layout(width="100%"))
         self.editor.add_class("adlab-editor")
         self.error_box = w.HTML()
         self.error_box.add_class("adlab-error")
@@ -228,6 +223,7 @@ class Lab(w.VBox):
         traitlets.dlink((s, "model_names"), (self.model_dropdown, "options"))
         traitlets.link((self.model_dropdown, "value"), (s, "model_name"))
         traitlets.link((self.editor, "value"), (s, "source"))
+        traitlets.dlink((s, "error"), (self.editor, "error_line"), _error_line)
         traitlets.dlink((s, "error_text"), (self.error_box, "value"), _error_html)
         traitlets.link((self.n_slider, "value"), (s, "n"), transform=(round, float))
         traitlets.link((self.scheme_dropdown, "value"), (s, "scheme"))
@@ -357,6 +353,11 @@ class Lab(w.VBox):
     def crossovers(self) -> list:
         """Where one series overtakes another in the current run."""
         return list(self.state.crossovers)
+
+
+def _error_line(exc: Exception | None) -> int:
+    """The line the editor marks: the error's own (a ``ModelError``'s lineno), else none (0)."""
+    return getattr(exc, "lineno", None) or 0
 
 
 def _error_html(text: str) -> str:

@@ -3,7 +3,8 @@
 Kernel-side tests cannot see a plot whose JavaScript failed: that only shows in
 the browser. This test opens ``notebooks/00_quickstart.ipynb`` (a temporary copy)
 in JupyterLab in headless Chromium, runs all cells from the Run menu, and uses
-the Lab: Run, the n slider, a syntax error typed into the editor, the fix.
+the Lab: Run, the n slider, a syntax error typed into the code editor (CodeMirror:
+line numbers, the error's line marked), the fix.
 Every check reads text a person would read (the status line, the error box, the
 table under the plots), never pixels. A screenshot is saved at each step.
 
@@ -140,33 +141,50 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     lab.locator(".adlab-n").scroll_into_view_if_needed()
     shot("slider-moved")
 
-    # -- 5. a syntax error typed into the editor: the error names its line -----------------
-    editor = lab.locator(".adlab-editor textarea")
-    original = editor.input_value()
-    editor.click()
+    # -- 5. a syntax error typed into the editor: its line is named and marked ------------
+    editor = lab.locator(".adlab-editor")
+    content = editor.locator(".cm-content")
+    numbers = editor.locator(".cm-lineNumbers .cm-gutterElement")
+    original = editor_lines(editor)
+    assert len(original) > 3, original
+    wait_until("the editor's line numbers",
+               lambda: str(len(original)) in numbers.all_inner_texts(), timeout=30)  # fmt: skip
+    cells = page.locator(".jp-Notebook .jp-Cell").count()
+    content.click()
     page.keyboard.press("Control+End")
-    if not original.endswith("\n"):
+    if original[-1] != "":  # the text ends without a newline: start a line
         page.keyboard.press("Enter")
     page.keyboard.type(TYPO, delay=20)
-    typed = editor.input_value()
-    line = typed.splitlines().index(TYPO) + 1
+    typed = editor_lines(editor)
+    assert TYPO in typed, typed
+    line = typed.index(TYPO) + 1
+    # the keys went to the editor only: none ran a notebook shortcut (e.g. "b", "1")
+    assert page.locator(".jp-Notebook .jp-Cell").count() == cells
     blur(lab)
     error = lab.locator(".adlab-error")
     wait_until(f"the error box to name line {line}",
                lambda: f"line {line}" in error.inner_text(), timeout=30)  # fmt: skip
     assert "SyntaxError" in error.inner_text(), error.inner_text()
     assert f"line {line}" in status.inner_text(), status.inner_text()
-    error.scroll_into_view_if_needed()
+    marked = editor.locator(".cm-adlab-errorLine")
+    wait_until("the editor to mark the error's line", marked.count, timeout=30)
+    assert marked.count() == 1 and marked.inner_text() == TYPO, marked.all_inner_texts()
+    gutter_mark = editor.locator(".cm-lineNumbers .cm-adlab-errorGutter")
+    assert gutter_mark.inner_text().strip() == str(line), gutter_mark.all_inner_texts()
+    assert editor.locator(".cm-adlab-errorMarker").is_visible()
+    editor.scroll_into_view_if_needed()
     shot("syntax-error")
 
-    # -- 6. fix it (delete what was typed) and run again --------------------------------
-    editor.click()
+    # -- 6. fix it (delete what was typed): the mark goes; run again -------------------
+    content.click()
     page.keyboard.press("Control+End")
     for _ in TYPO:
         page.keyboard.press("Backspace")
-    assert editor.input_value().rstrip("\n") == original.rstrip("\n")
+    assert "\n".join(editor_lines(editor)).rstrip("\n") == "\n".join(original).rstrip("\n")
     blur(lab)
     wait_until("the error box to clear", lambda: not error.inner_text().strip(), timeout=30)
+    wait_until("the mark to go", lambda: marked.count() == 0, timeout=30)
+    assert editor.locator(".cm-adlab-errorGutter, .cm-adlab-errorMarker").count() == 0
     wait_until("the status line to accept the model",
                lambda: "Model updated" in status.inner_text(), timeout=30)  # fmt: skip
     run.click()
@@ -231,6 +249,11 @@ def drag_slider(page, slider, by: float) -> None:
     page.mouse.down()
     page.mouse.move(min(max(x + by * t["width"], t["x"]), t["x"] + t["width"]), y, steps=12)
     page.mouse.up()
+
+
+def editor_lines(editor) -> list[str]:
+    """The editor's text, line by line, as CodeMirror shows it (the models are short: all drawn)."""
+    return [s.rstrip("\n") for s in editor.locator(".cm-content .cm-line").all_inner_texts()]
 
 
 def blur(lab) -> None:
