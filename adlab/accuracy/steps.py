@@ -151,13 +151,8 @@ def _at_steps(
     with precision_scope(precision):
         # lax.map, not vmap: one step at a time needs no more memory than the mode itself
         run = jax.jit(lambda steps, *a: jax.lax.map(lambda h: at(h, a), steps))
-        try:
+        with model.errors(f"f, step sweep of {scheme}"):  # the model's failure names its line
             values, estimates = run(np.asarray(hs, dtype=dtype), *cast)
-        except Exception as exc:  # the model's own failure names its line
-            err = model.translate(exc, f"f, step sweep of {scheme}", jit=False)
-            if err is None:
-                raise
-            raise err from exc
         values = [np.asarray(v, dtype=np.float64) for v in values]
         estimates = [np.asarray(e, dtype=np.float64) for e in estimates if e is not None]
     per_step = [tuple(v[k] for v in values) for k in range(len(hs))]

@@ -54,9 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ..engine.userline import speaking_to
+
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        with speaking_to("cli"):  # advice in the command line's terms: --no-jit, not jit=False
+            return int(args.run(args) or 0)
     except (ValueError, TypeError) as exc:  # ModelError, SizeError and bad options
         print(f"adlab: error: {exc}", file=sys.stderr)
         return 2
