@@ -13,7 +13,9 @@ import time
 
 from _lab_helpers import FAST
 
-from adlab.lab.state import LabState, log_sizes
+from adlab.lab.runner import log_sizes, variant
+from adlab.lab.state import LabState
+from adlab.measure.series import parse_variant
 
 
 def test_results_change_only_on_the_ui_thread(tmp_path):
@@ -55,3 +57,13 @@ def test_log_sizes():
     assert log_sizes(2) == [1, 2] and log_sizes(4) == [1, 4]
     assert log_sizes(50, fixed=[5, 20, 100]) == [5, 20]
     assert log_sizes(2, fixed=[5, 20]) == [2]
+
+
+def test_a_mode_checkbox_is_spelled_and_read_back_by_the_series_syntax():
+    assert [variant(m, "richardson") for m in ("forward", "numeric", "numpy")] == [
+        "forward", "numeric[richardson]", "numeric[richardson](numpy)",
+    ]  # fmt: skip
+    for mode in ("forward", "reverse", "numeric", "complex-step", "numpy"):
+        v = parse_variant(variant(mode, "central"))
+        assert v.mode == ("numeric" if mode == "numpy" else mode)
+        assert (v.backend == "numpy") is (mode == "numpy")

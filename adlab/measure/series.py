@@ -88,15 +88,25 @@ class Series:
             v = replace(v, label=f"{tag}: {label}" if tag else label)
         return v
 
-    def spelled(self, defaults: Mapping[str, Any]) -> str:
-        """``mode[scheme](options that differ from defaults)``."""
+    def spelled(self, defaults: Mapping[str, Any] | None = None) -> str:
+        """``mode[scheme](options)``: the options set here and not equal to ``defaults``.
+
+        The inverse of ``parse_variant``: ``Series("numeric", "central",
+        backend="numpy").spelled()`` is ``"numeric[central](numpy)"``.
+        """
+        defaults = defaults or {}
+
+        def differs(key: str) -> bool:
+            value = getattr(self, key)
+            return value is not None and value != defaults.get(key)
+
         text = self.mode + (f"[{self.scheme}]" if self.scheme else "")
         opts = []
-        if self.backend != defaults["backend"]:
+        if differs("backend"):
             opts.append(self.backend)
-        elif self.jit != defaults["jit"]:
+        if differs("jit") and self.backend != "numpy":  # NumPy is always eager: no news
             opts.append("jit" if self.jit else "eager")
-        if self.precision != defaults["precision"]:
+        if differs("precision"):
             opts.append(self.precision)
         return text + (f"({','.join(opts)})" if opts else "")
 

@@ -1,0 +1,186 @@
+"""One run of the Lab, as the worker thread sees it: what to measure, and measuring it.
+
+A ``Job`` is a snapshot of the Lab's settings. ``run_job`` measures it on the
+worker thread and reports by events, ``emit(kind, payload)``: "total",
+"record", "status", "note", "step", then "done" or "failed". It checks
+``superseded()`` before each measurement, so a newer run (or Stop) ends it
+there. It never touches a trait: the Lab applies the events on its UI side.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._vocab import Record, StepRecord
+from ..accuracy.steps import STEP_SCHEMES, step_errors
+from ..engine.model import Model
+from ..measure import bench
+from ..measure.findings import Crossover
+from ..measure.series import Series
+
+
+def log_sizes(n: int, fixed: Sequence[int] | None = None) -> list[int]:
+    """The sizes of a sweep up to ``n``: 1, 3, 10, 30, ... below n, then n itself.
+
+    A grid size within 1.5x of n is left out (n = 102 measures 30 and 102, not
+    100 and 102 too: two points that say the same thing, for twice the time).
+    With ``fixed`` sizes, those up to ``n`` (or n itself, when none is).
+    """
+    n = max(1, int(n))
+    if fixed:
+        return sorted({int(s) for s in fixed if int(s) <= n}) or [n]
+    out, k = [], 0
+    while True:
+        s = round(10 ** (k / 2))  # 1, 3, 10, 32 -> 30, 100, ...
+        s = int(str(s)[0]) * 10 ** (len(str(s)) - 1)  # keep one significant digit
+        if s * 1.5 > n:
+            break
+        out.append(s)
+        k += 1
+    return [*out, n]
+
+
+def variant(mode: str, scheme: str) -> str:
+    """The bench variant (and series label) of a mode checkbox, spelled by ``Series``."""
+    if mode == "numpy":
+        return Series("numeric", scheme, backend="numpy").spelled()
+    return Series(mode, scheme if mode == "numeric" else None).spelled()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run, as the worker sees it: a snapshot of the settings."""
+
+    generation: int
+    model: Model
+    sizes: tuple[int, ...]
+    variants: tuple[str, ...]
+    scheme: str
+    jit: bool
+    precision: str
+    n: int
+    steps_n: int
+    options: dict[str, Any] = field(default_factory=dict)
+    steps: bool = True
+    delay: float = 0.0
+
+
+@dataclass
+class Batch:
+    """The events of one run that reached the UI side at once, sorted by kind."""
+
+    records: list[Record] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    total: int | None = None
+    status: str | None = None
+    end: tuple[str, Any] | None = None  # ("done", None) or ("failed", the exception)
+
+
+def batch(events: Iterable[tuple[int, str, Any]], generation: int) -> Batch:
+    """The events of run ``generation``, sorted; those of an outdated run are dropped."""
+    out = Batch()
+    for gen, kind, payload in events:
+        if gen != generation:
+            continue  # an outdated run: never drawn
+        if kind == "record":
+            out.records.append(payload)
+        elif kind == "step":
+            out.steps.append(payload)
+        elif kind == "note":
+            out.notes.append(payload)
+        elif kind in ("total", "status"):
+            setattr(out, kind, payload)
+        else:
+            out.end = (kind, payload)
+    return out
+
+
+class DrainError(Exception):
+    """An error on the UI side while applying results (a bug, not a model error)."""
+
+
+def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[], bool]) -> None:
+    """The worker's side of one run: measure, emit, stop when superseded.
+
+    A ``DrainError`` (applying an event failed: a bug) propagates; any other
+    error is the run's failure, emitted as "failed".
+    """
+    if superseded():
+        return
+    end = time.monotonic() + job.delay
+    while time.monotonic() < end:  # the debounce: a newer run supersedes this one
+        time.sleep(0.02)
+        if superseded():
+            return
+    try:
+        sweep = bench(job.model, job.sizes, list(job.variants), scheme=job.scheme,
+                      jit=job.jit, precision=job.precision, **job.options)  # fmt: skip
+        emit("total", sweep.total)
+        try:
+            for record in sweep:
+                if superseded():
+                    return
+                emit("record", record)
+                if superseded():  # stop before the next measurement starts
+                    return
+        finally:
+            sweep.close()
+        if job.steps and not _steps(job, emit, superseded):
+            return
+        emit("done", None)
+    except DrainError:
+        raise
+    except Exception as exc:
+        emit("failed", exc)
+
+
+def _steps(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[], bool]) -> bool:
+    """The step-size curves at ``job.steps_n``; False when superseded on the way."""
+    emit("status", f"Step sizes at n = {job.steps_n}...")
+    if job.steps_n < job.n:
+        emit("note", f"Step-size curves at n = {job.steps_n}, not {job.n}: they take "
+             "minutes there (steps_n_max).")  # fmt: skip
+    # one call, so one reference; the schemes come in order, complex step
+    # last, and a model it refuses (not analytic) raises only when reached
+    try:
+        for point in step_errors(job.model, job.steps_n, schemes=STEP_SCHEMES,
+                                 precision=job.precision):  # fmt: skip
+            if superseded():
+                return False
+            emit("step", point)
+    except DrainError:
+        raise
+    except Exception as exc:
+        emit("note", f"Step-size curves stopped: {exc}")
+    return True
+
+
+def done_text(points: int, skipped: int, seconds: float, found: Sequence[Crossover],
+              notes: Sequence[str]) -> str:  # fmt: skip
+    """The status line of a finished run: points, skips, the main crossovers, notes."""
+    text = f"Done: {points} points in {seconds:.1f} s"
+    if skipped:
+        text += f" ({skipped} skipped: see the table)"
+    text += "."
+    if found:
+        text += " " + "; ".join(c.describe() for c in main_crossovers(found)) + "."
+    if notes:
+        text += " " + " ".join(notes)
+    return text
+
+
+def main_crossovers(found: Sequence[Crossover], limit: int = 3) -> list[Crossover]:
+    """The first crossover of each pair, at most ``limit`` of them: the status line is short."""
+    seen: set[frozenset[str]] = set()
+    out = []
+    for c in found:
+        pair = frozenset((c.faster, c.slower))
+        if pair not in seen and math.isfinite(c.n):
+            seen.add(pair)
+            out.append(c)
+    return out[:limit]

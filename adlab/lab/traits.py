@@ -1,0 +1,78 @@
+"""What the Lab knows, as traits: the model, the settings, the run's results.
+
+``LabTraits`` declares them and keeps each valid on its own (``n`` within
+1..``n_max``, known modes in one order, the error's text); ``LabState`` adds
+what the Lab does. Widgets link to these traits and to nothing else.
+"""
+
+from __future__ import annotations
+
+from traitlets import (
+    Bool,
+    Enum,
+    Float,
+    HasTraits,
+    Instance,
+    Int,
+    List,
+    TraitError,
+    Unicode,
+    observe,
+    validate,
+)
+
+from .._vocab import PRECISIONS, SCHEMES, ModelError
+from ..engine.model import Model
+
+#: the mode checkboxes; "numpy" is finite differences in plain NumPy (the baseline)
+MODE_CHOICES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step", "numpy")
+DEFAULT_N = 1000
+N_MAX = 10_000
+
+
+class LabTraits(HasTraits):
+    """The Lab's traits, each valid on its own; no logic beyond that, and no widgets."""
+
+    model_name = Unicode(help="the catalog name (or own name) of the model being edited")
+    model_names = List(Unicode(), help="what the model dropdown offers")
+    source = Unicode(help="the editor's text")
+    model = Instance(Model, allow_none=True, help="the last model that compiled")
+    error = Instance(Exception, allow_none=True, help="why the current source does not run")
+    error_text = Unicode()
+    n = Int(DEFAULT_N)
+    n_max = Int(N_MAX)
+    modes = List(Unicode())
+    scheme = Enum(SCHEMES, default_value="central")
+    jit = Bool(True)
+    precision = Enum(PRECISIONS, default_value="float64")
+    show_compile = Bool(False)
+    running = Bool(False)
+    progress = Float(0.0)
+    status = Unicode()
+    results = List(help="the records of the current run, in the order measured")
+    steps = List(help="the step-size points of the current run")
+    crossovers = List(help="Crossover: where one series overtakes another")
+    run_id = Int(0, help="changes when a new run replaces the results")
+    steps_n = Int(0, help="the n of the current step-size curves")
+
+    @validate("n")
+    def _valid_n(self, proposal: dict) -> int:
+        return int(min(max(int(proposal["value"]), 1), self.n_max))
+
+    @validate("modes")
+    def _valid_modes(self, proposal: dict) -> list[str]:
+        modes = list(proposal["value"])
+        unknown = [m for m in modes if m not in MODE_CHOICES]
+        if unknown:
+            raise TraitError(f"unknown mode(s) {unknown}; choose from {list(MODE_CHOICES)}")
+        return [m for m in MODE_CHOICES if m in modes]  # one order, no repeats
+
+    @observe("error")
+    def _error_changed(self, change: dict) -> None:
+        exc = change["new"]
+        if exc is None:
+            self.error_text = ""
+        elif isinstance(exc, ModelError):
+            self.error_text = str(exc)
+        else:
+            self.error_text = f"{type(exc).__name__}: {exc}"
