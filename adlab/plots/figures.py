@@ -9,7 +9,6 @@ figures draw offline. No widgets here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +23,9 @@ from ..accuracy.steps import RichardsonPoint
 from ..measure.costs import CostRow
 from ..measure.findings import crossovers
 from ..measure.fused import FusedDescent
-from .live import ERROR_FLOOR, MIN_STEP_DRAWN, LabPlots, series_color
+from .colors import assign_colors
+from .live import LabPlots
+from .rows import ERROR_FLOOR, MIN_STEP_DRAWN, error_plot, positive
 
 WIDTH, HEIGHT = 640, 400
 _DASHES = ("dashed", "dotdash", "dotted", "dashdot")
@@ -53,14 +54,6 @@ def show(obj: Any) -> None:
 
 
 # ------------------------------------------------------------------ building
-def _positive(v: Any) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return x if x > 0 and math.isfinite(x) else math.nan
-
-
 def lines(
     series: Mapping[str, Sequence[tuple[float, float]]],
     *,
@@ -101,7 +94,7 @@ def lines(
     for label, pts in series.items():
         keep = [
             (x, y) for x, y in pts
-            if (not log_x or _positive(x) == x) and (not log_y or _positive(y) == y)
+            if (not log_x or positive(x) == x) and (not log_y or positive(y) == y)
         ]  # fmt: skip
         if not keep:
             continue
@@ -129,29 +122,6 @@ def lines(
                                       ("y", f"@y{y_format}")]))  # fmt: skip
     fig.title.text_font_size = "11pt"
     return fig
-
-
-_MODES = ("forward", "reverse", "numeric", "complex-step")
-
-
-def assign_colors(labels: Sequence[str], given: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A distinct color per label: the Lab's color for a plain mode label ("reverse",
-    "numeric[central]", "reverse(eager)"), else the next unused palette color."""
-    out = dict(given or {})
-    used = set(out.values())
-    for label in labels:  # first the plain mode labels, so that they keep the Lab's colors
-        mode = label.split("[")[0].split("(")[0]
-        if label not in out and (mode in _MODES or "numpy" in label):
-            color = series_color(label, 0)
-            if color not in used:
-                out[label] = color
-                used.add(color)
-    for label in labels:
-        if label not in out:
-            color = next((c for c in Category10_10 if c not in used), Category10_10[0])
-            out[label] = color
-            used.add(color)
-    return out
 
 
 def _by_label(records: Iterable[Record], field: str, primal: bool) -> dict[str, list]:
@@ -202,7 +172,7 @@ def time_figure(
             best[n] = min(s, best.get(n, s))
         fig.line(list(best), list(best.values()), color="#999999", line_dash="dotted",
                  line_width=2, legend_label="dispatch floor")  # fmt: skip
-    found = crossovers(r for r in records if r.mode != "primal")
+    found = crossovers(records)
     if found:
         src = ColumnDataSource({"x": [c.n for c in found], "y": [c.time_s for c in found],
                                 "text": [c.describe() for c in found]})  # fmt: skip
@@ -228,7 +198,7 @@ def ratio_figure(
 def error_figure(records: Iterable[Record], *, title: str = "Error against n", **kw: Any) -> Any:
     """Max relative error against the reference; an exact 0 is drawn at 1e-17."""
     records = [r for r in records if r.error is not None]
-    series = {lab: [(n, e if e else ERROR_FLOOR) for n, e in pts]
+    series = {lab: [(n, error_plot(e)) for n, e in pts]
               for lab, pts in _by_label(records, "error", False).items()}  # fmt: skip
     kw["colors"] = assign_colors(list(series), kw.get("colors"))
     return lines(series, title=title, x_label="n", y_label="max relative error",
@@ -354,7 +324,7 @@ def steps_figure(steps: Iterable[StepRecord], *, title: str | None = None, **kw:
     steps = [s for s in steps if s.h >= MIN_STEP_DRAWN]
     series: dict[str, list] = {}
     for s in steps:
-        series.setdefault(s.scheme, []).append((s.h, s.error if s.error else ERROR_FLOOR))
+        series.setdefault(s.scheme, []).append((s.h, error_plot(s.error)))
     first = steps[0] if steps else None
     title = title or (f"Error against step h: {first.model}, n = {first.n} ({first.precision})"
                       if first else "Error against step h")  # fmt: skip
@@ -362,7 +332,7 @@ def steps_figure(steps: Iterable[StepRecord], *, title: str | None = None, **kw:
                 y_format="{0.0e}", **kw)  # fmt: skip
     defaults = [s for s in steps if s.is_default]
     if defaults:
-        fig.scatter([s.h for s in defaults], [s.error or ERROR_FLOOR for s in defaults],
+        fig.scatter([s.h for s in defaults], [error_plot(s.error) for s in defaults],
                     size=13, fill_color=None, line_color="black", line_width=2,
                     legend_label="default step")  # fmt: skip
     return fig

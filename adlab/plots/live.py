@@ -19,144 +19,32 @@ thread-safe. The Lab calls them from the kernel's main thread only.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from bokeh.core.properties import value
 from bokeh.layouts import column, row
-from bokeh.models import (
-    ColumnDataSource,
-    DataTable,
-    HoverTool,
-    Label,
-    Legend,
-    LegendItem,
-    NumberFormatter,
-    ScientificFormatter,
-    Span,
-    TableColumn,
-)
+from bokeh.models import ColumnDataSource, HoverTool, Label, LegendItem, Span
 from bokeh.palettes import Category10_10
-from bokeh.plotting import figure
 
-from .._vocab import Record, StepRecord
+from .._vocab import FRAME_S, Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES
 from ..measure.findings import crossovers
+from .axes import log_figure
+from .colors import STEP_COLORS, series_color
+from .rows import (
+    MIN_STEP_DRAWN,
+    RECORD_COLUMNS,
+    STEP_COLUMNS,
+    columns,
+    empty,
+    record_row,
+    step_row,
+)
+from .slots import Slot, frozen
+from .table import record_table
 
-#: the time of one frame at 60 frames per second (question 1)
-FRAME_BUDGET_S = 0.016
-#: errors are drawn on a log axis; an exact 0 is drawn here (the table shows 0)
-ERROR_FLOOR = 1e-17
-#: complex step is swept down to 1e-300; below this its curve is flat and would
-#: squeeze the other schemes' V-curves into a sliver of the axis
-MIN_STEP_DRAWN = 1e-20
-
-RECORD_COLUMNS = (
-    "label", "mode", "scheme", "backend", "precision", "jit", "n",
-    "median_s", "iqr_s", "min_s", "compile_s", "primal_s", "ratio_to_primal", "floor_s",
-    "f_evals", "flops_ratio", "error", "error_norm", "error_plot", "unstable", "skipped", "note",
-)  # fmt: skip
-STEP_COLUMNS = ("scheme", "n", "precision", "h", "error", "error_plot", "optimal_h", "is_default")
-
-_SERIES_COLORS = {
-    "forward": Category10_10[0],
-    "reverse": Category10_10[3],
-    "numeric": Category10_10[2],
-    "complex-step": Category10_10[4],
-}
-_NUMPY_COLOR = Category10_10[1]
-_STEP_COLORS = {
-    "forward": Category10_10[0],
-    "central": Category10_10[2],
-    "richardson": Category10_10[3],
-    "complex-step": Category10_10[4],
-}
 _TIME = "{0.000a}s"  # bokeh's numeral format: 1.234ms, 56.7us
-
-
-def _num(x: Any) -> float:
-    """A float for a plot column: None and non-numbers become NaN (a gap)."""
-    if x is None or isinstance(x, bool):
-        return math.nan
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _pos(x: Any) -> float:
-    """A value for a log axis: anything not positive and finite becomes NaN."""
-    v = _num(x)
-    return v if v > 0 and math.isfinite(v) else math.nan
-
-
-def _error_plot(error: Any) -> float:
-    v = _num(error)
-    if v == 0:
-        return ERROR_FLOOR
-    return v if v > 0 and math.isfinite(v) else math.nan
-
-
-def record_row(r: Record) -> dict[str, Any]:
-    """One record as a row of the plot and table sources."""
-    return {
-        "label": r.label,
-        "mode": r.mode,
-        "scheme": r.scheme or "",
-        "backend": r.backend,
-        "precision": r.precision,
-        "jit": "jit" if r.jit else "eager",
-        "n": r.n,
-        "median_s": _pos(r.median_s),
-        "iqr_s": _num(r.iqr_s),
-        "min_s": _pos(r.min_s),
-        "compile_s": _pos(r.compile_s),
-        "primal_s": _pos(r.primal_s),
-        "ratio_to_primal": _pos(r.ratio_to_primal),
-        "floor_s": _pos(r.floor_s),
-        "f_evals": _num(r.f_evals),
-        "flops_ratio": _num(r.flops_ratio),
-        "error": _num(r.error),
-        "error_norm": _num(r.error_norm),
-        "error_plot": _error_plot(r.error),
-        "unstable": "unstable" if r.unstable else "",
-        "skipped": r.skipped or "",
-        "note": r.note or "",
-    }
-
-
-def step_row(s: StepRecord) -> dict[str, Any]:
-    """One step-sweep point as a row of the step sources."""
-    return {
-        "scheme": s.scheme,
-        "n": s.n,
-        "precision": s.precision,
-        "h": _pos(s.h),
-        "error": _num(s.error),
-        "error_plot": _error_plot(s.error),
-        "optimal_h": _num(s.optimal_h),
-        "is_default": "yes" if s.is_default else "",
-    }
-
-
-def _columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, list]:
-    return {k: [r[k] for r in rows] for k in names}
-
-
-def _empty(names: Sequence[str]) -> dict[str, list]:
-    return {k: [] for k in names}
-
-
-def series_color(label: str, index: int) -> str:
-    """A stable color: by mode for the usual series, else from the palette."""
-    if "numpy" in label:
-        return _NUMPY_COLOR
-    for mode, color in _SERIES_COLORS.items():
-        if label == mode or label.startswith(mode + "[") or label.startswith(mode + "("):
-            return color
-    return Category10_10[(5 + index) % 10]
 
 
 _RECORD_TIPS = [
@@ -170,73 +58,6 @@ _RECORD_TIPS = [
     ("error", "@error{0.0e}"),
     ("note", "@unstable @note"),
 ]
-
-
-def _figure(title: str, x_label: str, y_label: str, width: int, height: int, **kw: Any):
-    fig = figure(
-        title=title,
-        x_axis_type="log",
-        y_axis_type="log",
-        x_axis_label=x_label,
-        y_axis_label=y_label,
-        width=width,
-        height=height,
-        tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="above",
-        **kw,
-    )
-    # below the plot, in columns: inside it, ten series would hide the data
-    legend = Legend(
-        items=[],
-        orientation="horizontal",
-        ncols=3,
-        click_policy="hide",
-        border_line_alpha=0,
-        label_text_font_size="8pt",
-        glyph_height=12,
-        glyph_width=18,
-        label_standoff=3,
-        spacing=2,
-        padding=2,
-        margin=4,
-    )
-    fig.add_layout(legend, "below")
-    fig.title.text_font_size = "10pt"
-    fig.toolbar.logo = None  # room for the title beside the tools
-    return fig, legend
-
-
-class _Slot:
-    """One series' source and glyphs, made once and reused by run after run.
-
-    Adding glyphs to a shown document costs a full recount of its models
-    (about 0.1 s each) and a patch per change; a fixed pool costs nothing per
-    run: a new run only renames and recolors the slots it uses.
-    """
-
-    def __init__(self, source: ColumnDataSource, glyphs: dict[str, list], items: list[LegendItem]):
-        self.source = source
-        self.glyphs = glyphs
-        self.items = items
-        self.label: str | None = None
-
-    def assign(self, label: str, color: str, show_compile: bool) -> None:
-        self.label = label
-        for part, glyphs in self.glyphs.items():
-            for g in glyphs:
-                g.glyph.line_color = color
-                if hasattr(g.glyph, "fill_color"):
-                    g.glyph.fill_color = color
-                g.visible = show_compile if part == "compile" else True
-        for item in self.items:
-            item.label = value(label)  # a plain string would name a data column
-            item.visible = True
-
-    def release(self) -> None:
-        self.label = None
-        self.source.data = _empty(list(self.source.data))
-        for item in self.items:
-            item.visible = False
 
 
 class LabPlots:
@@ -262,14 +83,14 @@ class LabPlots:
         self.show_compile = show_compile
         self._records: list[Record] = []
         self._colors: dict[str, str] = {}
-        self.records = ColumnDataSource(_empty(RECORD_COLUMNS), name="records")
-        self.floor = ColumnDataSource(_empty(("n", "floor_s")), name="floor")
-        self.crossings = ColumnDataSource(_empty(("n", "time_s", "text")), name="crossings")
-        self.step_defaults = ColumnDataSource(_empty(STEP_COLUMNS), name="step_defaults")
+        self.records = ColumnDataSource(empty(RECORD_COLUMNS), name="records")
+        self.floor = ColumnDataSource(empty(("n", "floor_s")), name="floor")
+        self.crossings = ColumnDataSource(empty(("n", "time_s", "text")), name="crossings")
+        self.step_defaults = ColumnDataSource(empty(STEP_COLUMNS), name="step_defaults")
         self.step_series: dict[str, ColumnDataSource] = {}
         self._step_items: dict[str, LegendItem] = {}
-        self._series_slots: list[_Slot] = []
-        self._primal_slots: list[_Slot] = []
+        self._series_slots: list[Slot] = []
+        self._primal_slots: list[Slot] = []
         self._build(width, height)
         for _ in range(self.SERIES_SLOTS):
             self._series_slots.append(self._new_series_slot())
@@ -286,18 +107,18 @@ class LabPlots:
 
     # ---------------------------------------------------------------- build
     def _build(self, width: int, height: int) -> None:
-        t, self._time_legend = _figure(
+        t, self._time_legend = log_figure(
             "Time per derivative", "n (inputs)", "seconds per derivative", width, height
         )
         t.add_layout(
             Span(
-                location=FRAME_BUDGET_S, dimension="width", line_color="#888888", line_dash="dashed"
+                location=FRAME_S, dimension="width", line_color="#888888", line_dash="dashed"
             )  # fmt: skip
         )
         t.add_layout(
             Label(
                 x=5,
-                y=FRAME_BUDGET_S,
+                y=FRAME_S,
                 x_units="screen",
                 text="16 ms frame",
                 text_font_size="8pt",
@@ -318,7 +139,7 @@ class LabPlots:
         self._time_hover = HoverTool(renderers=[], tooltips=_RECORD_TIPS)
         t.add_tools(self._time_hover)
 
-        r, self._ratio_legend = _figure(
+        r, self._ratio_legend = log_figure(
             "Ratio to the primal", "n (inputs)", "time / primal time", width, height,
             x_range=t.x_range,
         )  # fmt: skip
@@ -326,14 +147,14 @@ class LabPlots:
         self._ratio_hover = HoverTool(renderers=[], tooltips=_RECORD_TIPS)
         r.add_tools(self._ratio_hover)
 
-        e, self._error_legend = _figure(
+        e, self._error_legend = log_figure(
             "Error against n", "n (inputs)", "max relative error", width, height,
             x_range=t.x_range,
         )  # fmt: skip
         self._error_hover = HoverTool(renderers=[], tooltips=_RECORD_TIPS)
         e.add_tools(self._error_hover)
 
-        s, self._step_legend = _figure(
+        s, self._step_legend = log_figure(
             "Error against step h", "step h", "max relative error", width, height
         )
         defaults = s.scatter(
@@ -343,8 +164,8 @@ class LabPlots:
         step_items = [LegendItem(label="default step", renderers=[defaults])]
         step_glyphs = [defaults]
         for i, scheme in enumerate(STEP_SCHEMES):
-            source = ColumnDataSource(_empty(STEP_COLUMNS), name=f"steps:{scheme}")
-            color = _STEP_COLORS.get(scheme, Category10_10[(6 + i) % 10])
+            source = ColumnDataSource(empty(STEP_COLUMNS), name=f"steps:{scheme}")
+            color = STEP_COLORS.get(scheme, Category10_10[(6 + i) % 10])
             glyphs = [
                 s.line("h", "error_plot", source=source, color=color, line_width=2),
                 s.scatter("h", "error_plot", source=source, color=color, size=5),
@@ -368,13 +189,7 @@ class LabPlots:
             )
         )
 
-        self.table = DataTable(
-            source=self.records,
-            columns=_table_columns(),
-            width=2 * width,
-            height=220,
-            index_position=None,
-        )
+        self.table = record_table(self.records, width=2 * width)
         self.figures = {"time": t, "ratio": r, "error": e, "steps": s}
         self.layout = column(row(t, r), row(e, s), self.table)
 
@@ -383,8 +198,8 @@ class LabPlots:
             self._colors[label] = series_color(label, len(self._colors))
         return self._colors[label]
 
-    def _new_series_slot(self) -> _Slot:
-        source = ColumnDataSource(_empty(RECORD_COLUMNS), name="series")
+    def _new_series_slot(self) -> Slot:
+        source = ColumnDataSource(empty(RECORD_COLUMNS), name="series")
         t, r, e = self.figures["time"], self.figures["ratio"], self.figures["error"]
         style = {"source": source, "color": "gray"}
         glyphs = {
@@ -415,10 +230,10 @@ class LabPlots:
         ]
         self._ratio_hover.renderers = [*self._ratio_hover.renderers, glyphs["ratio"][1]]
         self._error_hover.renderers = [*self._error_hover.renderers, glyphs["error"][1]]
-        return _Slot(source, glyphs, items)
+        return Slot(source, glyphs, items)
 
-    def _new_primal_slot(self) -> _Slot:
-        source = ColumnDataSource(_empty(RECORD_COLUMNS), name="primal")
+    def _new_primal_slot(self) -> Slot:
+        source = ColumnDataSource(empty(RECORD_COLUMNS), name="primal")
         t = self.figures["time"]
         dash = ["solid", "dashed", "dotdash", "dotted"][len(self._primal_slots) % 4]
         glyphs = {
@@ -432,15 +247,15 @@ class LabPlots:
         item = LegendItem(label="", renderers=glyphs["primal"], visible=False)
         self._time_legend.items = [*self._time_legend.items, item]
         self._time_hover.renderers = [*self._time_hover.renderers, glyphs["primal"][1]]
-        return _Slot(source, glyphs, [item])
+        return Slot(source, glyphs, [item])
 
-    def _slot(self, slots: list[_Slot], label: str, primal: bool) -> ColumnDataSource:
+    def _slot(self, slots: list[Slot], label: str, primal: bool) -> ColumnDataSource:
         for slot in slots:
             if slot.label == label:
                 return slot.source
         free = next((s for s in slots if s.label is None), None)
         if free is None:  # more series than slots: grow the pool (slow, but rare)
-            with _frozen(self.layout):
+            with frozen(self.layout):
                 free = self._new_primal_slot() if primal else self._new_series_slot()
             slots.append(free)
         free.assign(label, "black" if primal else self._color(label), self.show_compile)
@@ -454,7 +269,7 @@ class LabPlots:
             if slot.label is not None or slot.source.data["n"]:
                 slot.release()
         for source in (self.records, self.floor, self.crossings):
-            source.data = _empty(list(source.data))
+            source.data = empty(list(source.data))
 
     def add_records(self, records: Iterable[Record]) -> None:
         """Append records (one stream per source, however many records)."""
@@ -462,17 +277,17 @@ class LabPlots:
         if not records:
             return
         rows = [record_row(r) for r in records]
-        self.records.stream(_columns(rows, RECORD_COLUMNS))
+        self.records.stream(columns(rows, RECORD_COLUMNS))
         by_label: dict[tuple[bool, str], list[dict[str, Any]]] = {}
         for rec, row_ in zip(records, rows, strict=True):
             if not rec.skipped:
                 by_label.setdefault((rec.mode == "primal", rec.label), []).append(row_)
         for (is_primal, label), group in by_label.items():
             slots = self._primal_slots if is_primal else self._series_slots
-            self._slot(slots, label, is_primal).stream(_columns(group, RECORD_COLUMNS))
+            self._slot(slots, label, is_primal).stream(columns(group, RECORD_COLUMNS))
         self._stream_per_n(self.floor, "floor_s", rows)
         self._records.extend(records)
-        found = crossovers(r for r in self._records if r.mode != "primal")
+        found = crossovers(self._records)
         if found or self.crossings.data["n"]:
             self.crossings.data = {
                 "n": [c.n for c in found],
@@ -511,10 +326,10 @@ class LabPlots:
         """Forget the step-size curves; title the plot for size ``n``."""
         for scheme, source in self.step_series.items():
             if source.data["h"]:
-                source.data = _empty(STEP_COLUMNS)
+                source.data = empty(STEP_COLUMNS)
             self._step_items[scheme].visible = False
         if self.step_defaults.data["h"]:
-            self.step_defaults.data = _empty(STEP_COLUMNS)
+            self.step_defaults.data = empty(STEP_COLUMNS)
         title = "Error against step h"
         if n is not None:
             title += f" at n = {n}"
@@ -536,36 +351,7 @@ class LabPlots:
         for scheme, group in by_scheme.items():
             if scheme not in self.step_series:
                 continue  # a scheme this plot does not know
-            self.step_series[scheme].stream(_columns(group, STEP_COLUMNS))
+            self.step_series[scheme].stream(columns(group, STEP_COLUMNS))
             self._step_items[scheme].visible = True
         if defaults:
-            self.step_defaults.stream(_columns(defaults, STEP_COLUMNS))
-
-
-def _frozen(layout: Any):
-    """Defer the document's model recount while several models are added."""
-    doc = getattr(layout, "document", None)
-    return doc.models.freeze() if doc is not None else contextlib.nullcontext()
-
-
-def _table_columns() -> list[TableColumn]:
-    sci = ScientificFormatter(precision=3, nan_format="-")
-    ratio = NumberFormatter(format="0.00", nan_format="-")
-    whole = NumberFormatter(format="0", nan_format="-")
-    spec = [
-        ("label", "series", None, 150),
-        ("n", "n", whole, 60),
-        ("median_s", "time (s)", sci, 80),
-        ("iqr_s", "IQR (s)", sci, 80),
-        ("compile_s", "compile (s)", sci, 80),
-        ("primal_s", "primal (s)", sci, 80),
-        ("ratio_to_primal", "ratio", ratio, 60),
-        ("f_evals", "f evals", whole, 60),
-        ("error", "error", sci, 80),
-        ("precision", "precision", None, 70),
-        ("skipped", "skipped", None, 160),
-    ]
-    return [
-        TableColumn(field=f, title=t, width=w, **({"formatter": fmt} if fmt else {}))
-        for f, t, fmt, w in spec
-    ]
+            self.step_defaults.stream(columns(defaults, STEP_COLUMNS))
