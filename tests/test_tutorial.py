@@ -65,6 +65,17 @@ def test_table_text_html_and_select():
         tutorial.Table(("a", "b"), (("1",),))
 
 
+def test_table_aligns_columns_as_told():
+    t = tutorial.Table.of(("h", "error"), [("1e-1", "2.0e-03*"), ("1e-10", "4.0e-07 ")],
+                          align="rr")  # fmt: skip
+    assert str(t).splitlines() == [
+        "    h     error", "-----  --------", " 1e-1  2.0e-03*", "1e-10  4.0e-07",
+    ]  # fmt: skip
+    assert t.select("error").align == "r"
+    with pytest.raises(ValueError, match="align"):
+        tutorial.Table.of(("a", "b"), [], align="x")
+
+
 # -------------------------------------------------------------------- readings
 def test_crossover_table_interpolates_and_names_the_winner():
     records = [

@@ -1,8 +1,9 @@
 """A small table of text cells that shows itself as HTML in a notebook and as text elsewhere.
 
-The tutorials show their findings as tables beside the plots. ``Table`` holds
-already-formatted cells, so what a reader sees (and what a notebook test
-compares) is exactly the text printed, on every machine that measures the same.
+The tutorials show their findings as tables beside the plots, and the CLI and
+``adlab.format_table`` print theirs; ``Table`` lays them all out, one way.
+It holds already-formatted cells, so what a reader sees (and what a notebook
+test compares) is exactly the text printed, on every machine that measures the same.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ class Table:
         rows: one tuple of cells (strings) per row.
         title: a line above the table ("" for none).
         notes: lines under it (units, caveats).
+        align: "l" or "r" per column; default: the first column (a name) to the
+            left, the others (numbers) to the right.
     """
 
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     title: str = ""
     notes: tuple[str, ...] = ()
+    align: str = ""
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -34,6 +38,10 @@ class Table:
                 raise ValueError(
                     f"row {row!r} has {len(row)} cells for {len(self.columns)} columns"
                 )
+        if self.align and (len(self.align) != len(self.columns) or set(self.align) - {"l", "r"}):
+            raise ValueError(
+                f"align must be 'l' or 'r' per column ({len(self.columns)}), got {self.align!r}"
+            )
 
     @classmethod
     def of(
@@ -42,10 +50,11 @@ class Table:
         rows: Iterable[Sequence[object]],
         title: str = "",
         notes: Sequence[str] = (),
+        align: str = "",
     ) -> Table:
         """A table from any cells (each turned into text with ``str``)."""
         return cls(tuple(columns), tuple(tuple(str(c) for c in r) for r in rows), title,
-                   tuple(notes))  # fmt: skip
+                   tuple(notes), align)  # fmt: skip
 
     def select(self, *columns: str) -> Table:
         """The same rows with only ``columns``, in that order (e.g. the deterministic ones)."""
@@ -53,17 +62,19 @@ class Table:
         if missing:
             raise ValueError(f"no column(s) {missing}; the columns are {list(self.columns)}")
         idx = [self.columns.index(c) for c in columns]
+        align = "".join(self.align[i] for i in idx) if self.align else ""
         return Table(tuple(columns), tuple(tuple(r[i] for i in idx) for r in self.rows),
-                     self.title)  # fmt: skip
+                     self.title, align=align)  # fmt: skip
 
     def __str__(self) -> str:
         grid = [list(self.columns), *[list(r) for r in self.rows]]
         widths = [max(len(r[i]) for r in grid) for i in range(len(self.columns))]
+        # the first column (a name) to the left, numbers to the right, unless told
+        align = self.align or "l" + "r" * (len(self.columns) - 1)
         lines = [self.title] if self.title else []
         for k, row in enumerate(grid):
-            # the first column (a name) to the left, numbers to the right
-            cells = [c.ljust(w) if i == 0 else c.rjust(w)
-                     for i, (c, w) in enumerate(zip(row, widths, strict=True))]  # fmt: skip
+            cells = [c.ljust(w) if a == "l" else c.rjust(w)
+                     for c, w, a in zip(row, widths, align, strict=True)]  # fmt: skip
             lines.append("  ".join(cells).rstrip())
             if k == 0:
                 lines.append("  ".join("-" * w for w in widths))
