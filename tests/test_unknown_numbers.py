@@ -150,3 +150,11 @@ def test_source_with_settings_writes_the_value_in_place_and_round_trips():
     assert again.settings == {"N": 5}
     assert float(again.function("numpy")(np.ones(1))) == 10.0
     assert adlab.Model.from_source(DERIVED).source_with_settings() == DERIVED
+
+
+def test_an_unchanged_nan_setting_leaves_the_source_alone():
+    src = DERIVED.replace("N = 3\n", 'N = 3\nCAP = float("nan")\n')
+    m = adlab.Model.from_source(src)
+    assert math.isnan(m.settings["CAP"])
+    assert m.source_with_settings() == src
+    assert m.with_settings(N=4).source_with_settings() == src.replace("N = 3\n", "N = 4\n")

@@ -24,7 +24,14 @@ import numpy as np
 
 from .._vocab import ModelError
 from .explain import np_imports
-from .settings import SETTING_TYPES, check_settings, find_settings, with_values, write_values
+from .settings import (
+    SETTING_TYPES,
+    changed,
+    check_settings,
+    find_settings,
+    with_values,
+    write_values,
+)
 from .userline import register_source, source_line, translate, user_errors
 
 _counter = itertools.count()
@@ -263,8 +270,8 @@ class Model:
         if self.source is None:
             raise ValueError("only models built from source have settings")
         defaults = Model.from_source(self.source, self.name).settings
-        changed = {k: v for k, v in self.settings.items() if defaults[k] != v}
-        return write_values(self.source, find_settings(ast.parse(self.source)), changed)
+        new = changed(defaults, self.settings)
+        return write_values(self.source, find_settings(ast.parse(self.source)), new)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())

@@ -174,6 +174,16 @@ def literal(name: str, value: Any) -> str:
     )
 
 
+def changed(defaults: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``values`` that differ from ``defaults`` (a NaN setting left as NaN is unchanged)."""
+
+    def same(a: Any, b: Any) -> bool:
+        both_nan = isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
+        return both_nan or (type(a) is type(b) and a == b)
+
+    return {k: v for k, v in values.items() if not same(defaults.get(k), v)}
+
+
 def write_values(text: str, found: Found, values: Mapping[str, Any]) -> str:
     """``text`` with the literal of each setting in ``values`` rewritten in place."""
     spans = sorted(
