@@ -37,8 +37,10 @@ def test_table_marks_defaults_and_sets_theory_beside_measurement(capsys):
     assert main(["accuracy", "--model", "rosenbrock", "--n", "5", "--per-decade", "1"]) == 0
     text = capsys.readouterr().out
     lines = text.splitlines()
-    head = next(line for line in lines if line.split()[:2] == ["h", "forward"])
-    assert head.split() == ["h", "forward", "central", "richardson", "(estimate)", "complex-step"]
+    head = next(line for line in lines if line.split()[:2] == ["h", "forward-diff"])
+    assert head.split() == [
+        "h", "forward-diff", "central-diff", "richardson", "(estimate)", "complex-step"
+    ]  # fmt: skip
     start = lines.index(head)
     rows = lines[start + 1 : lines.index("", start)]
     rows = [row for row in rows if not row.startswith(("*", "  optimum", "  inf"))]
@@ -46,7 +48,7 @@ def test_table_marks_defaults_and_sets_theory_beside_measurement(capsys):
     assert len(marked) == 4  # one default per scheme
     assert "trusted" in text and "UNTRUSTED" not in text
     assert "theory h*" in text and "best error" in text
-    assert "float32 beside float64" in text and "numeric[central]" in text
+    assert "float32 beside float64" in text and "central-diff" in text
     assert " 1.0e-300" in text
 
 
@@ -81,3 +83,31 @@ def test_non_analytic_model_file_gets_the_other_schemes(tmp_path, capsys):
 def test_bad_options_are_errors_not_tracebacks(capsys):
     assert main(["accuracy", "--model", "rosenbrock", "--schemes", "backward"]) == 2
     assert "scheme" in capsys.readouterr().err
+
+
+def test_forward_means_one_thing_in_every_table(capsys):
+    """A difference is "forward-diff" and AD "forward AD", in every table (never bare "forward")."""
+    assert main(["accuracy", "--model", "rosenbrock", "--n", "3", "--per-decade", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    summary = lines.index(next(x for x in lines if x.startswith("scheme ")))
+    schemes = [x.split()[0] for x in lines[summary + 1 : lines.index("", summary)]]
+    assert schemes == ["forward-diff", "central-diff", "richardson", "complex-step"]
+    precision = lines.index(next(x for x in lines if x.startswith("mode ")))
+    modes = [x[:22].strip() for x in lines[precision + 1 :] if x.strip()]
+    assert modes == ["forward AD", "reverse AD", "forward-diff", "central-diff", "richardson",
+                     "complex-step"]  # fmt: skip
+    step_head = next(x for x in lines if x.split()[:1] == ["h"] and "richardson" in x)
+    assert "forward-diff" in step_head.split() and "forward" not in step_head.split()
+
+
+def test_control_flow_advice_fits_accuracy(tmp_path, capsys):
+    """Every scheme of adlab accuracy is traced: it has no eager run to offer."""
+    path = tmp_path / "iffy.py"
+    path.write_text(
+        "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n"
+        "def f(x):\n    if x[0] > 0:\n        return np.sum(x)\n    return np.sum(x**2)\n"
+    )
+    assert main(["accuracy", "--model", str(path), "--n", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "line 5: control flow on a traced value" in err and "np.where" in err
+    assert "jit=False" not in err and "--no-jit" not in err

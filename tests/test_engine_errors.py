@@ -109,7 +109,9 @@ MODE_BACKENDS_SHAPES = [("reverse", "jax"), ("numeric", "jax"), ("numeric", "num
 
 @pytest.mark.parametrize(("mode", "backend"), MODE_BACKENDS_SHAPES)
 def test_matmul_shapes_are_said_in_the_users_terms(mode, backend):
-    m = adlab.Model.from_source(REGRESSION + "def f(w, X):\n    r = X.T @ w\n    return np.sum(r)\n")
+    m = adlab.Model.from_source(
+        REGRESSION + "def f(w, X):\n    r = X.T @ w\n    return np.sum(r)\n"
+    )
     with pytest.raises(adlab.ModelError) as info:
         adlab.derivative(m, *m.setup(3), mode=mode, backend=backend)
     assert info.value.lineno == 6
@@ -125,7 +127,7 @@ def test_dot_of_expressions_names_the_sizes_that_differ(mode, backend):
         adlab.derivative(m, X, mode=mode, backend=backend)
     message = str(info.value)
     assert "`np.dot(np.ones((3, 4)), x)`: the shapes do not line up for np.dot" in message
-    assert "the last axis of the left, 4, must equal the first axis of the right, 7" in message
+    assert "the last axis of the left, 4, must equal the only axis of the right, 7" in message
 
 
 @pytest.mark.parametrize(("mode", "backend"), MODE_BACKENDS_SHAPES)
@@ -143,7 +145,7 @@ def test_broadcasting_shapes_are_said_in_the_users_terms(mode, backend):
     [
         ("np.logaddexpp(x, 2 * x)", "np has no function 'logaddexpp'; did you mean 'logaddexp'?"),
         ("np.linalg.nrom(x)", "np.linalg has no function 'nrom'; did you mean 'norm'?"),
-        ("np.frobnicate(x)", "np has no function 'frobnicate' ("),
+        ("np.zzyzx(x)", "np has no function 'zzyzx' ("),  # nothing close: no guess
     ],
 )
 def test_misspelled_np_function_is_named_as_the_user_wrote_it(call, says, backend):
@@ -273,6 +275,40 @@ def test_python_if_in_batched_modes_suggests_np_where_not_jit_false(mode, jit):
     assert info.value.lineno == 6
     assert "vmap" in str(info.value) and "np.where" in str(info.value)
     assert "jit=False" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("interface", "eager", "numpy"),
+    [
+        ("python", "pass jit=False", "backend='numpy'"),
+        ("cli", "add --no-jit", "--modes 'numeric(numpy)'"),
+        ("lab", 'untick "jit"', 'tick "numpy"'),
+        ("accuracy", None, None),  # every scheme is traced: no eager run to offer
+    ],
+)
+def test_control_flow_advice_is_in_the_interfaces_terms(interface, eager, numpy):
+    from adlab.engine.userline import REMEDIES, speaking_to
+
+    m = model(IFFY)
+    others = [text for name, kinds in REMEDIES.items() if name != interface
+              for text in kinds.values() if text]  # fmt: skip
+    for mode, wanted in (("reverse", eager), ("numeric", numpy)):
+        with speaking_to(interface), pytest.raises(adlab.ModelError) as info:
+            adlab.derivative(m, X, mode=mode)
+        hint = info.value.hint
+        assert "np.where" in hint
+        assert (wanted is None) or (wanted in hint), hint
+        assert not any(text in hint for text in others), hint
+    with pytest.raises(adlab.ModelError) as info:  # outside the block: Python's terms again
+        adlab.derivative(m, X, mode="reverse")
+    assert "jit=False" in str(info.value)
+
+
+def test_unknown_interface_is_refused():
+    from adlab.engine.userline import speaking_to
+
+    with pytest.raises(ValueError, match="interface must be one of"), speaking_to("gui"):
+        pass
 
 
 def test_python_if_runs_under_numpy_backend():

@@ -131,3 +131,63 @@ def test_inline_dispatch_refuses_once_jax_has_started():
     if cpu_async_dispatch():
         with pytest.raises(RuntimeError, match="already started"):
             run_inline()
+
+
+# ------------------------------------------------------------ model errors
+HEAD = "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+ALL_MODES = "forward,reverse,numeric,numeric[richardson],complex-step"
+
+
+def model_file(tmp_path, body: str) -> str:
+    path = tmp_path / "user_model.py"
+    path.write_text(HEAD + body)
+    return str(path)
+
+
+def test_one_mistake_is_printed_once_and_bench_exits_2(tmp_path, capsys):
+    path = model_file(tmp_path, "def f(x):\n    total = np.sum(x)\n    return totl\n")
+    code = main(["bench", "--model", path, "--sizes", "2,3", "--modes", ALL_MODES, *FAST])
+    captured = capsys.readouterr()
+    assert code == 2
+    # 12 points (primal and 5 modes at 2 sizes), one mistake: said once, with what it hit
+    assert captured.out.count("name 'totl' is not defined; did you mean 'total'?") == 1
+    assert "[1] every point: line 7: NameError" in captured.out
+    assert "[2]" not in captured.out and "skipped [1]" in captured.out
+    assert "no point was measured" in captured.err
+
+
+def test_json_output_keeps_stdout_json_and_says_the_error_once_on_stderr(tmp_path, capsys):
+    path = model_file(tmp_path, "def f(x):\n    return np.sum(np.logaddexpp(x, x))\n")
+    code = main(["bench", "--model", path, "--sizes", "2,3", "--modes", "forward,reverse",
+                 "--json", *FAST])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 2
+    records = json.loads(captured.out)
+    assert len(records) == 6 and all(r["skipped"] for r in records)
+    assert captured.err.count("np has no function 'logaddexpp'; did you mean 'logaddexp'?") == 1
+
+
+def test_a_refusing_mode_is_listed_once_with_its_points(tmp_path, capsys):
+    path = model_file(tmp_path, "def f(x):\n    return np.sum(np.logaddexp(x, 2 * x))\n")
+    code = main(["bench", "--model", path, "--sizes", "2,3", "--modes", "reverse,complex-step",
+                 *FAST])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0  # reverse mode was measured
+    assert out.count("complex step needs an analytic f") == 1
+    assert "[1] complex-step at n = 2, 3: line 6: complex step needs an analytic f, but " \
+           "`np.logaddexp` (it uses `max` inside)" in out  # fmt: skip
+
+
+def test_control_flow_advice_is_in_the_command_lines_terms(tmp_path, capsys):
+    path = model_file(tmp_path, "def f(x):\n    if x[0] > 0:\n        return np.sum(x)\n"
+                      "    return np.sum(x**2)\n")  # fmt: skip
+    assert main(["bench", "--model", path, "--sizes", "2", "--modes", "reverse,numeric",
+                 *FAST]) == 2  # fmt: skip
+    out = capsys.readouterr().out
+    assert "add --no-jit to run eagerly" in out  # reverse mode: eager works
+    assert "--modes 'numeric(numpy)'" in out  # numeric batches with vmap
+    assert "jit=False" not in out and "backend='numpy'" not in out
+    # ... and the advice works
+    assert main(["bench", "--model", path, "--sizes", "2", "--modes", "reverse", "--no-jit",
+                 *FAST]) == 0  # fmt: skip
+    assert "skipped" not in capsys.readouterr().out

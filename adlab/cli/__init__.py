@@ -30,7 +30,8 @@ def _demo(args: argparse.Namespace) -> int:
     print(format_records(records))
     print(
         "\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "
-        "or jupyter lab notebooks/00_quickstart.ipynb"
+        "or the Lab and tutorials:\n  jupyter lab --allow-root notebooks/00_quickstart.ipynb"
+        "\n(--allow-root lets it start as root; it changes nothing for other users)"
     )
     return 0
 

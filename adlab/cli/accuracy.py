@@ -21,8 +21,30 @@ from ..accuracy.steps import (
     step_summary,
 )
 from ..catalog import resolve_model
+from ..engine.userline import speaking_to
 
 SCHEMES_DEFAULT = "forward,central,richardson,complex-step"
+#: the column names: "forward" alone would be a difference in one table and AD in the next
+SCHEME_NAMES = {"forward": "forward-diff", "central": "central-diff",
+                "richardson": "richardson", "complex-step": "complex-step"}  # fmt: skip
+MODE_NAMES = {"forward": "forward AD", "reverse": "reverse AD"}
+NAMES_LEGEND = (
+    "forward-diff, central-diff, richardson: finite differences (adlab bench's numeric[forward],\n"
+    "  numeric[central], numeric[richardson]); forward AD, reverse AD: automatic differentiation"
+)
+
+
+def scheme_name(scheme: str) -> str:
+    """The name the tables show for a step-sweep scheme ("forward" -> "forward-diff")."""
+    return SCHEME_NAMES.get(scheme, scheme)
+
+
+def mode_name(label: str) -> str:
+    """The name the tables show for a mode label ("forward" -> "forward AD",
+    "numeric[forward]" -> "forward-diff")."""
+    if label.startswith("numeric"):
+        return scheme_name(label[len("numeric") :].strip("[]") or "central")
+    return MODE_NAMES.get(label, label)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +104,8 @@ def sweep_table(records: Sequence[StepRecord]) -> str:
         columns.append((s, "error"))
         if s == "richardson":
             columns.append((s, "estimate"))
-    head = "".join(f"{('(estimate)' if k == 'estimate' else s):>14}" for s, k in columns)
+    head = "".join(f"{('(estimate)' if k == 'estimate' else scheme_name(s)):>14}"
+                   for s, k in columns)  # fmt: skip
     lines = [f"{'h':>9}{head}"]
     for h in sorted({r.h for r in records}, reverse=True):
         row = f"{h:>9.1e}"
@@ -106,7 +129,7 @@ def summary_table(summaries: Sequence[SchemeSummary]) -> str:
         below = f"any < {math.sqrt(s.expected_error):.0e}"  # complex step: any h below ~sqrt(eps)
         opt = _e(s.optimal_h, 13) if s.optimal_h is not None else f"{below:>13}"
         lines.append(
-            f"{s.scheme:<14}{opt}{_e(s.expected_error, 13)}{_e(s.default_h, 13)}"
+            f"{scheme_name(s.scheme):<14}{opt}{_e(s.expected_error, 13)}{_e(s.default_h, 13)}"
             f"{_e(s.default_error, 13)}{_e(s.best_h, 13)}{_e(s.best_error, 13)}"
         )
     return "\n".join(lines)
@@ -117,11 +140,11 @@ def precision_lines(rows: Sequence[PrecisionRow]) -> str:
     lines = [f"{'mode':<22}{'float32':>10}{'float64':>10}{'decades lost':>14}{'theory':>8}"]
     for r in rows:
         if r.skipped:
-            lines.append(f"{r.label:<22}  skipped: {r.skipped.splitlines()[0]}")
+            lines.append(f"{mode_name(r.label):<22}  skipped: {r.skipped.splitlines()[0]}")
             continue
         d = r.decades
         lines.append(
-            f"{r.label:<22}{_e(r.error_float32)}{_e(r.error_float64)}"
+            f"{mode_name(r.label):<22}{_e(r.error_float32)}{_e(r.error_float64)}"
             f"{(f'{d:.1f}' if d is not None else '-'):>14}{r.expected_decades:>8.1f}"
         )
     return "\n".join(lines)
@@ -137,6 +160,13 @@ def _reference_line(ref: Reference) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # every scheme is traced by JAX (the step sweeps run under jax.jit), so a model's
+    # error has no eager run to suggest: its advice says what to write instead
+    with speaking_to("accuracy"):
+        return _report(args)
+
+
+def _report(args: argparse.Namespace) -> int:
     model = resolve_model(args.model)
     args.model = model
     point = model.setup(args.n, args.seed)
@@ -154,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
     print("* adlab's default step for that scheme (for differences, also the theoretical")
     print("  optimum eps**(1/2, 1/3, 1/5)); (estimate): Richardson's own error estimate;")
     print("  inf: the step vanished (x + h == x)")
+    print(NAMES_LEGEND)
     for note in notes:
         print(note)
     print()

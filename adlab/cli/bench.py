@@ -85,8 +85,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(args: argparse.Namespace):
-    from ..measure.sweep import bench
     from ..measure.cases import get_case
+    from ..measure.sweep import bench
 
     options: dict[str, Any] = dict(scheme=args.scheme, precision=args.precision,
                                    backend=args.backend, jit=args.jit)  # fmt: skip
@@ -147,4 +147,22 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"adlab: interrupted after {len(records)} of {sweep.total} records", file=sys.stderr)
         return 130
-    return 0
+    return _nothing_measured(records, listed=not (args.json or args.csv))
+
+
+def _nothing_measured(records, listed: bool) -> int:
+    """2, with the reasons on stderr, when no derivative was measured (as ``adlab
+    accuracy`` exits on a model error); else 0. The primal alone does not count."""
+    from ..report import skip_reasons
+
+    wanted = [r for r in records if r.mode != "primal"] or records
+    if not wanted or any(not r.skipped for r in wanted):
+        return 0
+    if listed:  # the table lists them already
+        print("adlab: error: no point was measured; the reasons are under the table",
+              file=sys.stderr)  # fmt: skip
+    else:
+        print("adlab: error: no point was measured:", file=sys.stderr)
+        for points, reason in skip_reasons(wanted):
+            print(f"{points}: {reason}", file=sys.stderr)
+    return 2

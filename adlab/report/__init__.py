@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from .._format import jsonable, seconds
 from .._vocab import Record
+from ..engine.userline import without_where
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
 _FLOAT_FIELDS = {
@@ -105,6 +106,48 @@ def _grid(rows: list[list[str]], right: Sequence[bool]) -> str:
     return "\n".join(lines)
 
 
+def skip_reasons(records: Sequence[Record]) -> list[tuple[str, str]]:
+    """Each distinct reason a point was skipped, once, with the points it hit.
+
+    Returns (points, reason) pairs in order of first appearance, ``points`` as
+    "every point" or e.g. "forward, reverse at n = 2, 3". A model error names
+    the mode and n it was met at; one mistake met at ten points reads as one.
+    """
+    hits: dict[str, list[Record]] = {}
+    for r in records:
+        if r.skipped:
+            hits.setdefault(without_where(r.skipped), []).append(r)
+    out = []
+    for reason, hit in hits.items():
+        if len(hit) == len(records):
+            points = "every point"
+        else:
+            labels = ", ".join(dict.fromkeys(r.label for r in hit))
+            sizes = ", ".join(str(n) for n in sorted({r.n for r in hit}))
+            points = f"{labels} at n = {sizes}"
+        out.append((points, reason))
+    return out
+
+
+#: what each mark after a time means; printed under any table that uses it
+MARKS = {
+    "^": "async dispatch: XLA counts >= 1000 flops, so JAX's CPU client runs it on a "
+    "worker thread (a wake-up per call; adlab bench --inline turns this off)",
+    "~": "unstable: IQR over 25% of the median, or fewer than 3 repeats",
+    "*": "has a note (see --long or the JSON)",
+}
+
+
+def _legend(records: Sequence[Record], marks: str) -> list[str]:
+    measured = [r for r in records if not r.skipped]
+    used = {
+        "^": any(r.dispatch == "async" for r in records),
+        "~": any(r.unstable for r in measured),
+        "*": any(r.note for r in measured),
+    }
+    return [f"{m} {MARKS[m]}" for m in marks if used[m]]
+
+
 def describe_environment(records: Sequence[Record]) -> str:
     """One line: model(s), precision(s), device, CPU count, versions."""
     if not records:
@@ -132,8 +175,9 @@ def format_table(records: Iterable[Record]) -> str:
     Each cell is the median time per call and, for derivatives, its ratio to
     the primal at the same n and options ("8.6x"). "^" marks a program JAX ran
     on a worker thread (async dispatch), "~" an unstable timing (large
-    spread), "*" a note; skipped points show "skipped [k]" with the reason
-    listed below the table.
+    spread), "*" a note (each mark used is explained under the table); skipped
+    points show "skipped [k]", each distinct reason listed once below with the
+    points it hit (``skip_reasons``).
     """
     records = list(records)
     if not records:
@@ -142,7 +186,7 @@ def format_table(records: Iterable[Record]) -> str:
     cell: dict[tuple[str, int], Record] = {}
     for r in records:
         cell.setdefault((r.label, r.n), r)
-    reasons: dict[str, int] = {}
+    reasons = {reason: k for k, (_, reason) in enumerate(skip_reasons(records), 1)}
     rows = [["", *[f"n = {n}" for n in ns]]]
     for label in _labels(records):
         row = [label]
@@ -151,8 +195,7 @@ def format_table(records: Iterable[Record]) -> str:
             if r is None:
                 row.append("")
             elif r.skipped:
-                k = reasons.setdefault(r.skipped, len(reasons) + 1)
-                row.append(f"skipped [{k}]")
+                row.append(f"skipped [{reasons[without_where(r.skipped)]}]")
             else:
                 text = seconds(r.median_s)
                 if r.mode != "primal" and r.ratio_to_primal is not None:
@@ -170,19 +213,9 @@ def format_table(records: Iterable[Record]) -> str:
     floors = {r.floor_s for r in records if r.floor_s}
     if floors:
         out.append(f"\ndispatch floor (a trivial jitted call): {seconds(min(floors))}")
-    marks = []
-    if any(r.dispatch == "async" for r in records):
-        marks.append(
-            "^ async dispatch: XLA counts >= 1000 flops, so JAX's CPU client runs it on a "
-            "worker thread (a wake-up per call; adlab bench --inline turns this off)"
-        )
-    if any(r.unstable for r in records if not r.skipped):
-        marks.append("~ unstable: IQR over 25% of the median, or fewer than 3 repeats")
-    if any(r.note for r in records if not r.skipped):
-        marks.append("* has a note (see --long or the JSON)")
-    out += marks
-    for reason, k in reasons.items():
-        out.append(f"[{k}] {reason}")
+    out += _legend(records, "^~*")
+    for k, (points, reason) in enumerate(skip_reasons(records), 1):
+        out.append(f"[{k}] {points}: {reason}")
     return "\n".join(out)
 
 
@@ -209,14 +242,18 @@ def format_records(records: Iterable[Record]) -> str:
         return "(no records)"
     rows = [[name for name, _ in _LONG]]
     notes = []
+    skips = {reason: k for k, (_, reason) in enumerate(skip_reasons(records), 1)}
     for r in records:
         if r.skipped:
-            rows.append([r.label, str(r.n), "skipped", *[""] * (len(_LONG) - 3)])
-            notes.append(f"{r.label} at n={r.n}: skipped: {r.skipped}")
+            k = skips[without_where(r.skipped)]
+            rows.append([r.label, str(r.n), f"skipped [{k}]", *[""] * (len(_LONG) - 3)])
             continue
         rows.append([get(r) + ("~" if name == "median" and r.unstable else "")
                      for name, get in _LONG])  # fmt: skip
         if r.note:
             notes.append(f"{r.label} at n={r.n}: {r.note}")
+    notes += _legend(records, "~")
+    notes += [f"[{k}] {points}: {reason}"
+              for k, (points, reason) in enumerate(skip_reasons(records), 1)]  # fmt: skip
     text = _grid(rows, [False] + [True] * (len(_LONG) - 1))
     return text + ("\n" + "\n".join(notes) if notes else "")
