@@ -110,12 +110,6 @@ def _user_frame(exc: BaseException, files: frozenset[str]) -> types.TracebackTyp
     return None
 
 
-def user_lineno(exc: BaseException, files: frozenset[str]) -> tuple[str, int] | None:
-    """The deepest (file, line) of ``exc``'s traceback that lies in ``files``."""
-    tb = _user_frame(exc, files)
-    return None if tb is None else (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-
-
 # ------------------------------------------------------------ translating
 _WHERE = re.compile(r" \(in (?:(?! \(in ).)*\)$", re.MULTILINE)  # the last " (in ...)"
 
