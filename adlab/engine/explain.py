@@ -41,7 +41,8 @@ def failing_expression(tb: types.TracebackType) -> str | None:
         return None
     lines[-1] = lines[-1][:end_col]
     lines[0] = lines[0][col:]
-    return "".join(lines).strip() or None
+    # an expression over several lines is quoted on one
+    return re.sub(r"\s*\n\s*", " ", "".join(lines).strip()) or None
 
 
 def _parse(expr: str | None) -> ast.expr | None:
