@@ -13,7 +13,7 @@ import adlab
 from adlab.cli import main
 from adlab.engine.precision import precision_scope
 from adlab.measure.hlo_ops import hlo_ops
-from adlab.measure.profile import OpCost, Profile, _shares
+from adlab.measure.profile import OpCost, Profile, _shares, _typical
 
 CALLS = 8  # a sum over all calls instead of per call would be 8x off
 
@@ -80,6 +80,15 @@ def test_operations_overlapping_share_their_time_and_gaps_go_to_the_op_in_flight
     assert dict(_shares(spans, [(5, 20, "b")])) == {"a": 7.5, "b": 12.5, "c": 10.0}
     # nothing in flight: the gap is nobody's
     assert dict(_shares(spans, [])) == {"a": 7.5, "b": 7.5, "c": 10.0}
+
+
+def test_operation_times_are_means_over_the_typical_calls():
+    calls = [{"a": 1.0, "b": 1.0}, {"a": 2.0}, {"a": 1.0, "b": 1.0}, {"a": 90.0, "b": 10.0},
+             {"a": 0.5, "b": 1.5}]  # fmt: skip
+    # the load spike (total 100) is left out; the others' means add up to their total, 2
+    assert _typical(calls) == {"a": 1.125, "b": 0.875}
+    # two calls: none lies between the quartiles (1.5 and 2.5), so both count
+    assert _typical([{"a": 1.0}, {"a": 3.0}]) == {"a": 2.0}
 
 
 def _fake(derivative: list[OpCost]) -> Profile:

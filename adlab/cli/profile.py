@@ -24,8 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "profile",
         help="where the time goes: the primal and a derivative, operation by operation",
         description="Run the primal and the derivative under JAX's profiler (CPU) and list "
-        "the operations XLA executes (fusions, dots, copies), longest first: median time "
-        "per call, share of the call, XLA's flops and the flop rate; then name the "
+        "the operations XLA executes (fusions, dots, copies), longest first: time per "
+        "call, share of the call, XLA's flops and the flop rate; then name the "
         "derivative's operations whose rate falls far below the primal's.",
     )
     p.add_argument("--model", default="mlp_batched", help="catalog name or path to a model file")
@@ -59,8 +59,8 @@ def format_profile(prof: Profile, top: int = 15, factor: float = 2.0) -> str:
     """The primal's operations beside the derivative's, then the slow ones, as text."""
     label = prof.mode + (f"[{prof.scheme}]" if prof.scheme else "")
     lines = [
-        f"{prof.model}, n={prof.n}, {label}, {prof.precision}, JAX on the CPU: median "
-        f"over {prof.calls} profiled calls per operation",
+        f"{prof.model}, n={prof.n}, {label}, {prof.precision}, JAX on the CPU: "
+        f"{prof.calls} profiled calls, operations' times averaged over the typical ones",
         "",
         _row(("primal", "", "", "", ""), (label, "", "", "", "")),
         _row(_HEAD, _HEAD),

@@ -13,11 +13,12 @@ some (Eigen's dot) asynchronously, so each call's wall time from its first
 thunk to its last is shared out: while several thunks run at once, each
 gets an equal part; a gap while an asynchronous thunk is still in flight is
 that thunk's; other gaps (threads waking up) are nobody's. An operation's
-``time_s`` is the median of its share over the profiled calls, so the times
-add up to about the call's wall time, which ``primal_s`` and
-``derivative_s`` give as ``adlab.time_call`` measures it (outside the
-profiler). JAX on the CPU only, jitted: other devices lay out their traces
-differently.
+``time_s`` is the mean of its share over the typical calls (those whose
+total lies between the quartiles of all profiled calls), so the times add
+up to a typical call's wall time, which ``primal_s`` and ``derivative_s``
+give as ``adlab.time_call`` measures it (outside the profiler).
+
+JAX on the CPU only, jitted: other devices lay out their traces differently.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class OpCost:
     Attributes:
         name: the operation as XLA names it, and what it computes
             (``ynn_fusion (dot, add)``: a fusion holding a dot, whose root is an add).
-        time_s: median wall seconds per call spent in it (see the module docstring).
+        time_s: wall seconds per call spent in it, a mean over typical calls (see the
+            module docstring).
         flops: XLA's flop count for it (transcendentals such as tanh not included).
         bytes: bytes it reads and writes, XLA's count.
     """
@@ -158,7 +160,7 @@ def profile(
         backend: "jax" (profiling is JAX-only for now).
         jit: must be True: the operations profiled are those of XLA's compiled program.
         seed: seed for the model's setup.
-        calls: profiled calls per program; each operation's time is the median.
+        calls: profiled calls per program (the typical ones are averaged).
 
     Returns:
         A ``Profile``; see its ``slow_ops``.
@@ -191,8 +193,10 @@ def profile(
     timed = {}
     for which in ("primal", mode):
         p = prepare(m, *point, mode=which, precision=precision, scheme=scheme, backend=backend)
-        ops[which] = _profiled(p, args, hlo_ops(p._compiled), calls)
+        # Timed first: its warm-up calls also warm the program up for the profiled calls
+        # (traced right after compiling, the first calls ran 10-50% slower).
         timed[which] = time_call(p, args).median_s
+        ops[which] = _profiled(p, args, hlo_ops(p._compiled), calls)
     return Profile(
         model=m.name, n=n, mode=mode, scheme=scheme if mode == "numeric" else None,
         precision=precision, backend=backend, primal=ops["primal"], derivative=ops[mode],
@@ -201,7 +205,7 @@ def profile(
 
 
 def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp], calls: int) -> list[OpCost]:
-    """Each operation's median time over ``calls`` profiled calls, with its XLA cost."""
+    """Each operation's time per call over ``calls`` profiled calls, with its XLA cost."""
     runs = _runs(_trace(fn, args, calls + 1), costs)
     runs = runs[1:] if len(runs) > calls else runs  # the first call of a trace starts it up
     if not runs:
@@ -209,13 +213,25 @@ def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp], calls: int) ->
             "the profiler recorded no operation of the compiled program; this JAX "
             "version's CPU runtime may not trace its thunks"
         )
-    shares = [_shares(*run) for run in runs]
     out = []
-    for name in {name for share in shares for name in share}:
-        seconds = float(np.median([share.get(name, 0.0) for share in shares])) * 1e-9
+    for name, ns in _typical([_shares(*run) for run in runs]).items():
         cost = costs[name]
-        out.append(OpCost(cost.label, seconds, cost.flops, cost.bytes))
+        out.append(OpCost(cost.label, ns * 1e-9, cost.flops, cost.bytes))
     return sorted(out, key=lambda op: op.time_s, reverse=True)
+
+
+def _typical(shares: list[dict[str, float]]) -> dict[str, float]:
+    """Each operation's mean share over the typical calls (total within the quartiles).
+
+    Means, not medians: medians of the parts need not add up to a call (two
+    operations that overlap in some calls and not in others both take their
+    unshared time), means do. A call out of the quartiles (a load spike) is left out.
+    """
+    totals = [sum(share.values()) for share in shares]
+    low, high = np.percentile(totals, [25, 75])
+    typical = [s for s, t in zip(shares, totals, strict=True) if low <= t <= high] or shares
+    names = {name for share in shares for name in share}
+    return {name: float(np.mean([s.get(name, 0.0) for s in typical])) for name in names}
 
 
 def _trace(fn: Callable, args: tuple, calls: int) -> Any:
