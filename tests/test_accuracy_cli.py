@@ -49,7 +49,7 @@ def test_table_marks_defaults_and_sets_theory_beside_measurement(capsys):
     assert "trusted" in text and "UNTRUSTED" not in text
     assert "theory h*" in text and "best error" in text
     assert "float32 beside float64" in text and "central-diff" in text
-    assert " 1.0e-300" in text
+    assert any(row.split()[:1] == ["1.0e-300"] for row in rows)  # complex step goes that low
 
 
 def test_float32_table(capsys):

@@ -22,6 +22,7 @@ from ..accuracy.steps import (
 )
 from ..catalog import resolve_model
 from ..engine.userline import speaking_to
+from ..report.table import Table
 
 SCHEMES_DEFAULT = "forward,central,richardson,complex-step"
 #: the column names: "forward" alone would be a difference in one table and AD in the next
@@ -104,21 +105,20 @@ def sweep_table(records: Sequence[StepRecord]) -> str:
         columns.append((s, "error"))
         if s == "richardson":
             columns.append((s, "estimate"))
-    head = "".join(f"{('(estimate)' if k == 'estimate' else scheme_name(s)):>14}"
-                   for s, k in columns)  # fmt: skip
-    lines = [f"{'h':>9}{head}"]
+    head = ["h", *("(estimate)" if k == "estimate" else scheme_name(s) for s, k in columns)]
+    rows = []
     for h in sorted({r.h for r in records}, reverse=True):
-        row = f"{h:>9.1e}"
+        row = [f"{h:.1e}"]
         for s, k in columns:
             r = cells.get((h, s))
             if r is None:
-                row += " " * 14
+                row.append("")
             elif k == "estimate":
-                row += _e(r.error_estimate, 13) + " "
-            else:
-                row += _e(r.error, 13) + ("*" if r.is_default else " ")
-        lines.append(row.rstrip())
-    return "\n".join(lines)
+                row.append(_e(r.error_estimate, 0) + " ")
+            else:  # the mark in a column of its own, so that the numbers stay aligned
+                row.append(_e(r.error, 0) + ("*" if r.is_default else " "))
+        rows.append(row)
+    return str(Table.of(head, rows, align="r" * len(head)))
 
 
 def summary_table(summaries: Sequence[SchemeSummary]) -> str:

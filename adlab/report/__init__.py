@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from .._format import jsonable, seconds
 from .._vocab import Record
 from ..engine.userline import without_where
+from .table import Table
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
 _FLOAT_FIELDS = {
@@ -90,20 +91,6 @@ def _labels(records: Sequence[Record]) -> list[str]:
 
 def _is_primal(records: Sequence[Record], label: str) -> bool:
     return any(r.label == label and r.mode == "primal" for r in records)
-
-
-def _grid(rows: list[list[str]], right: Sequence[bool]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for k, row in enumerate(rows):
-        cells = [
-            c.rjust(w) if right[i] else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def skip_reasons(records: Sequence[Record]) -> list[tuple[str, str]]:
@@ -208,7 +195,7 @@ def format_table(records: Iterable[Record]) -> str:
         describe_environment(records),
         "time per call: median over repeats (ratio to the primal f at the same n)",
         "",
-        _grid(rows, [False] + [True] * len(ns)),
+        str(Table.of(rows[0], rows[1:])),
     ]
     floors = {r.floor_s for r in records if r.floor_s}
     if floors:
@@ -255,5 +242,5 @@ def format_records(records: Iterable[Record]) -> str:
     notes += _legend(records, "~")
     notes += [f"[{k}] {points}: {reason}"
               for k, (points, reason) in enumerate(skip_reasons(records), 1)]  # fmt: skip
-    text = _grid(rows, [False] + [True] * (len(_LONG) - 1))
+    text = str(Table.of(rows[0], rows[1:]))
     return text + ("\n" + "\n".join(notes) if notes else "")
