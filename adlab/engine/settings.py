@@ -28,7 +28,7 @@ class Found:
     """The UPPERCASE names a model's top level binds.
 
     Attributes:
-        literals: setting name -> the value nodes of its assignments (all literals).
+        literals: name -> the value nodes of its literal assignments (``N = 3``).
         computed: name -> the line of its first assignment that is not a literal.
     """
 
