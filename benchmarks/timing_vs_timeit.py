@@ -37,15 +37,12 @@ def timeit_median(fn, args) -> float:
 
 
 def callables():
-    from adlab.measure.sweep import _device_args
-
     model = adlab.load_model("normal_logpdf")
     for n, mode in ((10, "reverse"), (1000, "reverse"), (100, "forward"), (100, "numeric")):
         point = model.setup(n)
         p = adlab.prepare(model, *point, mode=mode)
         # the arguments as a sweep passes them: float64, already on the device
-        args = _device_args(model, point, adlab.Series(mode, precision="float64", backend="jax"))
-        yield f"prepare(normal_logpdf, mode={mode!r}), n={n}", p, args
+        yield f"prepare(normal_logpdf, mode={mode!r}), n={n}", p, p.inputs
     f = jax.jit(lambda x: jnp.sum(jnp.sin(x) * jnp.exp(x)))
     x = jnp.linspace(-1.0, 1.0, 1000, dtype=jnp.float32)
     yield "jax.jit(sum(sin(x) exp(x))), float32, n=1000", f, (x,)

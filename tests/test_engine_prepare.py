@@ -346,3 +346,103 @@ def test_module_level_wrt_tuple():
     da, db = adlab.derivative(m, a, b, mode="forward")
     np.testing.assert_allclose(da, np.sin(b), rtol=1e-14)
     np.testing.assert_allclose(db, a * np.cos(b), rtol=1e-14)
+
+
+# ----------------------------------------------------------------- the call path
+def _leaves(tree):
+    return jax.tree_util.tree_leaves(tree)
+
+
+@pytest.mark.parametrize(("mode", "scheme"), METHODS, ids=lambda v: v)
+@pytest.mark.parametrize("model", [NORMAL, GAUSS], ids=["data-bound", "wrt=1"])
+def test_p_of_x_is_p_with_all_arguments_is_derivative(model, mode, scheme):
+    args = model.setup(6, seed=4)
+    p = adlab.prepare(model, *args, mode=mode, scheme=scheme)
+    want = adlab.derivative(model, *args, mode=mode, scheme=scheme)
+    np.testing.assert_array_equal(np.asarray(p(p.inputs[0])), want)
+    np.testing.assert_array_equal(np.asarray(p(*p.inputs)), want)  # the bound ones: no rebinding
+    # NumPy arguments are converted and bound: the program that takes every argument
+    np.testing.assert_allclose(np.asarray(p(*args)), want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(p(p.inputs[0])), want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_new_arguments_are_bound_for_later_calls(jit):
+    theta, data = NORMAL.setup(5, seed=1)
+    p = adlab.prepare(NORMAL, theta, data, jit=jit)
+    other = {"y": data["y"] + 1.0, "s": 2.0}
+    got = np.asarray(p(theta, other))
+    np.testing.assert_allclose(got, normal_logpdf(theta, other), rtol=1e-14)
+    assert error(got, normal_logpdf(theta, data)) > 0.1  # it did change
+    # later calls of p(x) use the new data, converted like the first
+    np.testing.assert_allclose(np.asarray(p(theta)), normal_logpdf(theta, other), rtol=1e-14)
+    assert float(p.inputs[1]["s"]) == 2.0 and p.inputs[1]["s"].dtype == np.float64
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_inputs_are_held_by_the_backend_in_the_precision(backend, precision):
+    theta, data = NORMAL.setup(4)  # data["s"] is a Python float
+    p = adlab.prepare(NORMAL, theta, data, mode="numeric", precision=precision, backend=backend)
+    leaves = _leaves(p.inputs)
+    assert len(leaves) == 3
+    for leaf in leaves:
+        assert leaf.dtype == np.dtype(precision)
+        assert isinstance(leaf, jax.Array) == (backend == "jax")
+    if backend == "jax":
+        assert all(leaf.is_fully_addressable and leaf.devices() for leaf in leaves)
+
+
+def test_float64_stays_float64_outside_any_x64_context():
+    theta, data = NORMAL.setup(10)
+    p = adlab.prepare(NORMAL, theta, data, mode="reverse", precision="float64")
+    x = p.inputs[0]
+    before = x64_flag()
+    with jax.enable_x64(False):  # as a user's script runs, JAX at its default float32
+        got = p(x)
+        assert not x64_flag()
+    assert got.dtype == np.float64 and x64_flag() == before
+    # float64 digits, not float32 ones widened
+    np.testing.assert_allclose(np.asarray(got), normal_logpdf(theta, data), rtol=1e-15)
+
+
+def test_bound_data_is_not_folded_into_the_program():
+    """data["s"] = 1.0 held as a constant would let XLA drop the division by it;
+    the program run must count the flops of the one that takes every argument."""
+    theta, data = NORMAL.setup(10)
+    p = adlab.prepare(NORMAL, theta, data)
+    with jax.enable_x64(True):
+        general = jax.jit(jax.grad(NORMAL.function("jax"))).lower(*p.inputs).compile()
+    assert p.cost()["flops"] == general.cost_analysis()["flops"]
+
+
+def test_large_bound_arguments_are_passed_not_held(monkeypatch):
+    from adlab.engine import prepared
+
+    monkeypatch.setattr(prepared, "HOLD_MAX_BYTES", 0)
+    theta, data = NORMAL.setup(6)
+    p = adlab.prepare(NORMAL, theta, data)
+    assert p._call.args == (p.inputs[1],)  # passed on each call, before x
+    np.testing.assert_allclose(np.asarray(p(p.inputs[0])), normal_logpdf(theta, data), rtol=1e-15)
+
+
+CALL_ERROR = """
+def setup(n, rng):
+    return rng.normal(size=n), rng.normal(size=n)
+
+
+def f(x, w):
+    return np.sum(x * w)  # the failing line
+"""
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_a_model_error_at_call_time_names_the_line(jit):
+    m = adlab.Model.from_source(CALL_ERROR, "call_error")
+    p = adlab.prepare(m, *m.setup(3), jit=jit)
+    with pytest.raises(adlab.ModelError) as info:
+        p(np.ones(4))  # x no longer fits the bound w
+    assert info.value.lineno == 7 and "the failing line" in str(info.value)
+    with pytest.raises(adlab.ModelError) as info:
+        p(np.ones(3), np.ones(5))  # nor do new arguments
+    assert info.value.lineno == 7

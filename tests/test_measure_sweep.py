@@ -304,3 +304,37 @@ def test_variants_may_bring_their_own_models():
     assert [r.label for r in recs] == ["loop: primal", "loop", "batched: primal", "batched"]
     assert recs[0].settings["STYLE"] == "map" and recs[1].model == "mlp_per_sample"
     assert recs[1].primal_s == recs[0].median_s
+
+
+def test_the_error_estimate_is_componentwise_like_the_error():
+    """Record.error_estimate is on Record.error's scale: each component against its
+    own reference component (floored), not the largest against the largest."""
+    from adlab.accuracy.reference import FLOOR, Reference
+    from adlab.measure.references import point_errors
+
+    ref = np.array([1.0, 1e-3])
+    value, estimate = ref + np.array([1e-10, 1e-10]), np.array([1e-10, 1e-10])
+    notes: list[str] = []
+    fields = point_errors(value, estimate, Reference(ref, True, 0.0), notes)
+    scale = np.maximum(np.abs(ref), FLOOR * np.max(np.abs(ref)))
+    want = float(np.max(np.abs(estimate) / scale))  # 1e-7: the small component's
+    assert fields["error_estimate"] == pytest.approx(want, rel=1e-12)
+    assert fields["error"] == pytest.approx(want, rel=1e-5)  # the same measure
+    assert notes == []
+
+
+def test_a_sweep_times_the_prepared_call_on_its_own_inputs(monkeypatch):
+    """The sweep passes ``p.inputs`` (cast, on the device): no argument is converted per call."""
+    from adlab.engine import prepared
+
+    rebinds = []
+    original = prepared.Prepared._rebind
+
+    def rebind(self, x, args):
+        rebinds.append(args)
+        return original(self, x, args)
+
+    monkeypatch.setattr(prepared.Prepared, "_rebind", rebind)
+    records = list(adlab.bench("normal_logpdf", [3], ["reverse", "numeric[richardson]"], **FAST))
+    assert all(r.skipped is None and r.error is not None for r in records if r.mode != "primal")
+    assert rebinds == []

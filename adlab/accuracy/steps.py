@@ -24,19 +24,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from .._vocab import StepRecord
+from .._vocab import SCHEMES, StepRecord
 from ..catalog import resolve_model
-from ..engine.derivative import _cast_args, prepare
+from ..engine.args import wrt_indices
+from ..engine.derivative import prepare
 from ..engine.model import Model
-from ..engine.modes import Spec, complex_step, get_rule
-from ..engine.modes.numeric import STEP_POWER
+from ..engine.modes import Spec, get_rule, mode_names, stepping_of
 from ..engine.precision import dtype_of, precision_scope
 from .reference import (
     Reference,
@@ -46,8 +45,18 @@ from .reference import (
     reference,
 )
 
-#: the schemes a step sweep knows: the finite differences and complex step
-STEP_SCHEMES: tuple[str, ...] = ("forward", "central", "richardson", "complex-step")
+
+def _powers() -> dict[str, float | None]:
+    return {scheme: power for name in mode_names() if (st := get_rule(name).stepping)
+            for scheme, power in st.powers.items()}  # fmt: skip
+
+
+#: the schemes a step sweep knows (the modes' registry entries say which), from
+#: the least accurate at its optimal step to the most: forward, central,
+#: Richardson, complex step
+STEP_SCHEMES: tuple[str, ...] = tuple(
+    sorted(_powers(), key=lambda s: -p if (p := _powers()[s]) is not None else 0.0)
+)
 #: steps per decade of the default grids
 PER_DECADE = 4
 #: below this a complex step is not a float32 number (smallest normal ~1.2e-38)
@@ -58,9 +67,11 @@ def _eps(precision: str) -> float:
     return float(np.finfo(dtype_of(precision)).eps)
 
 
-def _check_scheme(scheme: str) -> None:
+def _power(scheme: str) -> float | None:
+    """The scheme's default step as a power of eps; None: no round-off arm (complex step)."""
     if scheme not in STEP_SCHEMES:
         raise ValueError(f"scheme must be one of {list(STEP_SCHEMES)}, got {scheme!r}")
+    return stepping_of(scheme)[1].powers[scheme]
 
 
 def optimal_step(scheme: str, precision: str = "float64") -> float | None:
@@ -70,27 +81,22 @@ def optimal_step(scheme: str, precision: str = "float64") -> float | None:
     adlab's default steps are these. None for complex step: it has no
     round-off arm, so every h below ~sqrt(eps) is optimal.
     """
-    _check_scheme(scheme)
-    if scheme == "complex-step":
-        return None
-    return _eps(precision) ** STEP_POWER[scheme]
+    power = _power(scheme)
+    return None if power is None else _eps(precision) ** power
 
 
 def expected_error(scheme: str, precision: str = "float64") -> float:
     """The relative error to expect at the optimal step, up to a model-dependent factor:
     eps**(1 - power) (sqrt(eps) forward, eps**(2/3) central, eps**(4/5) Richardson),
     and eps for complex step."""
-    _check_scheme(scheme)
-    power = STEP_POWER.get(scheme, 0.0)
-    return _eps(precision) ** (1.0 - power)
+    power = _power(scheme)
+    return _eps(precision) ** (1.0 - (power or 0.0))
 
 
 def default_step(scheme: str, precision: str = "float64") -> float:
     """The step adlab uses when ``step=None``, in a sweep's units (see ``StepRecord.h``)."""
-    _check_scheme(scheme)
-    if scheme == "complex-step":
-        return complex_step.DEFAULT_STEP
-    return _eps(precision) ** STEP_POWER[scheme]
+    power = _power(scheme)
+    return stepping_of(scheme)[1].fixed_step if power is None else _eps(precision) ** power
 
 
 def default_steps(
@@ -100,20 +106,16 @@ def default_steps(
     a decade, plus the default step of every finite-difference scheme (so all
     columns of a table share rows); complex step goes on, by decades to 1e-20
     and then every 20 decades, to 1e-300 (1e-30 in float32)."""
-    _check_scheme(scheme)
+    power = _power(scheme)
     if per_decade < 1:
         raise ValueError(f"per_decade must be a positive integer, got {per_decade}")
     grid = list(10.0 ** (-np.arange(per_decade, 16 * per_decade + 1) / per_decade))
-    grid += [default_step(s, precision) for s in STEP_POWER]
-    if scheme == "complex-step":
+    grid += [default_step(s, precision) for s in STEP_SCHEMES if _power(s) is not None]
+    if power is None:  # no round-off arm: the curve stays flat far below 1e-16
         smallest = SMALLEST_STEP[precision]
         tail = [10.0**-k for k in (17, 18, 19, 20, *range(40, 301, 20))]
         grid += [h for h in tail if h >= smallest]
     return np.array(sorted(set(grid), reverse=True))
-
-
-def _indices(wrt: int | tuple[int, ...]) -> tuple[int, ...]:
-    return wrt if isinstance(wrt, tuple) else (wrt,)
 
 
 def _at_steps(
@@ -124,26 +126,19 @@ def _at_steps(
     ``prepare`` (not compiled) first runs the engine's own checks: memory, the
     model's errors with its line, and complex step's refusal of non-analytic f.
     """
-    _check_scheme(scheme)
-    mode = "complex-step" if scheme == "complex-step" else "numeric"
-    p = prepare(model, *args, mode=mode, wrt=wrt, jit=False, precision=precision,
-                scheme=scheme if mode == "numeric" else "central")  # fmt: skip
+    _power(scheme)  # an unknown scheme gets the list of known ones
+    rule, stepping = stepping_of(scheme)
+    p = prepare(model, *args, mode=rule.name, wrt=wrt, jit=False, precision=precision,
+                scheme=scheme if scheme in SCHEMES else "central")  # fmt: skip
     dtype = dtype_of(precision)
-    indices = _indices(p.wrt)
-    cast = _cast_args(tuple(args), dtype, indices)
-    numeric = get_rule("numeric")
+    cast = p.inputs
 
     def at(h, a):
         values, estimates = [], []
-        for i in indices:  # each argument gets its own steps, scaled to its own |x|
+        for i in wrt_indices(p.wrt):  # each argument gets its own steps, scaled to its own |x|
             spec = Spec(f=model.function("jax"), args=cast, wrt=i, out_shape=p.out_shape,
                         scheme=scheme, step=None, dtype=dtype, backend="jax")  # fmt: skip
-            if mode == "complex-step":
-                values.append(complex_step._jax_one(spec, i, h, a))
-                continue
-            step = h * jnp.maximum(jnp.abs(jnp.ravel(a[i])), 1.0)
-            out = numeric.build(replace(spec, step=step)).fn(*a)
-            value, estimate = out if scheme == "richardson" else (out, None)
+            value, estimate = stepping.at_step(spec, i, h, a)
             values.append(value)
             estimates.append(estimate)
         return tuple(values), tuple(estimates)
@@ -156,7 +151,7 @@ def _at_steps(
         values = [np.asarray(v, dtype=np.float64) for v in values]
         estimates = [np.asarray(e, dtype=np.float64) for e in estimates if e is not None]
     per_step = [tuple(v[k] for v in values) for k in range(len(hs))]
-    if scheme != "richardson":
+    if not estimates:  # the scheme has no estimate of its own (all but Richardson)
         return per_step, None
     return per_step, [tuple(e[k] for e in estimates) for k in range(len(hs))]
 
@@ -211,7 +206,7 @@ def step_errors(
     """
     model = resolve_model(model)
     for scheme in schemes:
-        _check_scheme(scheme)
+        _power(scheme)  # all checked before any is computed
     args = model.setup(n, seed)
     if ref is None:
         ref = reference(model, *args, wrt=wrt)

@@ -25,31 +25,51 @@ class SizeError(ValueError):
     """A derivative too large for this machine; the message gives the estimate."""
 
 
+#: what ``available_bytes`` assumes where the system says nothing (no /proc, no
+#: sysconf page counts): enough for moderate sizes, small enough to refuse the huge
+DEFAULT_AVAILABLE = 4 << 30
+MEMINFO = "/proc/meminfo"
+#: (limit, usage) files of the process's cgroup, v2 then v1
+CGROUP_FILES = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+)
+
+
 def _read_int(path: str) -> int:
     with open(path) as fh:
         return int(fh.read().strip())
 
 
-def available_bytes() -> int:
-    """Memory available to this process now (MemAvailable, capped by cgroup limit)."""
-    avail = None
+def _meminfo_available() -> int | None:
+    """Linux's MemAvailable: free memory plus what the kernel can reclaim."""
     try:
-        with open("/proc/meminfo") as fh:
+        with open(MEMINFO) as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except OSError:  # pragma: no cover - not Linux
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):  # not Linux, or an unexpected format
         pass
-    if avail is None:  # pragma: no cover
-        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-    for limit, usage in (
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        ),  # cgroup v1
-    ):
+    return None
+
+
+def _sysconf_available() -> int | None:
+    """Free physical pages x page size: glibc's names, absent on macOS and Windows."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf, or no such name
+        return None
+
+
+def available_bytes() -> int:
+    """Memory available to this process now: MemAvailable (else free pages, else
+    ``DEFAULT_AVAILABLE``), capped by the cgroup's limit."""
+    avail = _meminfo_available()
+    if avail is None:
+        avail = _sysconf_available()
+    if avail is None:
+        avail = DEFAULT_AVAILABLE
+    for limit, usage in CGROUP_FILES:
         try:
             cap = _read_int(limit) - _read_int(usage)
         except (OSError, ValueError):  # no such cgroup file, or "max"

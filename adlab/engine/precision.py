@@ -17,13 +17,20 @@ from collections.abc import Callable, Iterator
 import jax
 import numpy as np
 
-try:  # private, but it is exactly what ``jax.enable_x64`` does inside
-    from jax._src.config import enable_x64 as _X64_STATE
 
-    _X64_STATE.swap_local  # noqa: B018 - probe that the API is there
-    _X64_STATE.set_local  # noqa: B018
-except (ImportError, AttributeError):  # pragma: no cover - other JAX versions
-    _X64_STATE = None
+def _private_x64_state() -> object | None:
+    """JAX's own x64 state, whose swap/restore ``jax.enable_x64`` does inside; None
+    where a JAX version moved it (then the public context manager serves, ~1 us slower)."""
+    try:
+        from jax._src.config import enable_x64 as state
+    except ImportError:
+        return None
+    if not (hasattr(state, "swap_local") and hasattr(state, "set_local")):
+        return None
+    return state
+
+
+_X64_STATE = _private_x64_state()
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 COMPLEX = {"float32": np.complex64, "float64": np.complex128}
@@ -37,13 +44,13 @@ def dtype_of(precision: str) -> type[np.floating]:
         raise ValueError(f"precision must be 'float32' or 'float64', got {precision!r}") from None
 
 
-def _swap_x64(enabled: bool) -> object:  # pragma: no cover - other JAX versions
+def _swap_x64(enabled: bool) -> object:
     cm = jax.enable_x64(enabled)
     cm.__enter__()
     return cm
 
 
-def _restore_x64(token: object) -> None:  # pragma: no cover
+def _restore_x64(token: object) -> None:
     token.__exit__(None, None, None)  # type: ignore[attr-defined]
 
 

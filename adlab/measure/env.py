@@ -114,13 +114,27 @@ def run_inline() -> None:
     once, when it starts. Raises RuntimeError when it is too late.
     """
     import jax
-    from jax._src import xla_bridge  # no public way to ask whether JAX has started
 
-    if xla_bridge.backends_are_initialized():
+    if _backends_started():
         if cpu_async_dispatch() is False:
             return
         raise RuntimeError(
             "JAX has already started its CPU client: set "
             "jax.config.update('jax_cpu_enable_async_dispatch', False) before any computation"
         )
+    # None (this JAX does not say) sets it too: in time, it takes effect; too late, it is ignored
     jax.config.update("jax_cpu_enable_async_dispatch", False)
+
+
+def _backends_started() -> bool | None:
+    """Whether JAX has started its backends; None where this JAX cannot say.
+
+    There is no public way to ask: the private function is read guarded, so a
+    JAX that moved it turns the check off instead of failing on import.
+    """
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):
+        return None

@@ -135,7 +135,7 @@ def fused_descent(
         eager_t = time_call(step, dev, warmups=2)  # eager JAX compiles each op on first use
         same = np.allclose(np.asarray(per_call(*dev)), np.asarray(fused_c(*dev)),
                            rtol=1e-9, atol=1e-12)  # fmt: skip
-    numpy_t = time_call(numpy_fd, point)
+    numpy_t = time_call(numpy_fd, fd.inputs)  # fd's own bound arguments: nothing converted per call
     return FusedDescent(
         model=m.name, n=n, steps=steps, lr=lr, precision=precision,
         numpy_fd_s=numpy_t.median_s, eager_s=eager_t.median_s,

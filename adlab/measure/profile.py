@@ -39,8 +39,6 @@ from ..catalog import resolve_model
 from ..engine.derivative import prepare
 from ..engine.model import Model, _normalize_wrt
 from .hlo_ops import HloOp, hlo_ops
-from .series import Series
-from .sweep import _device_args
 from .timing import time_call
 
 #: profiled calls per program (after one uncounted call inside the trace)
@@ -188,15 +186,15 @@ def profile(
     if wrt is not None:  # the arguments are cast for the wrt being profiled
         m = dataclasses.replace(m, wrt=_normalize_wrt(wrt))
     point = m.setup(n, seed)
-    args = _device_args(m, point, Series(mode, precision=precision, backend=backend))
     ops = {}
     timed = {}
     for which in ("primal", mode):
         p = prepare(m, *point, mode=which, precision=precision, scheme=scheme, backend=backend)
         # Timed first: its warm-up calls also warm the program up for the profiled calls
-        # (traced right after compiling, the first calls ran 10-50% slower).
-        timed[which] = time_call(p, args).median_s
-        ops[which] = _profiled(p, args, hlo_ops(p._compiled), calls)
+        # (traced right after compiling, the first calls ran 10-50% slower). p.inputs:
+        # cast and on the device, so the calls run the program p._compiled is.
+        timed[which] = time_call(p, p.inputs).median_s
+        ops[which] = _profiled(p, p.inputs, hlo_ops(p._compiled), calls)
     return Profile(
         model=m.name, n=n, mode=mode, scheme=scheme if mode == "numeric" else None,
         precision=precision, backend=backend, primal=ops["primal"], derivative=ops[mode],

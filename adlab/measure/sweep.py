@@ -21,13 +21,13 @@ import numpy as np
 
 from .._format import seconds
 from .._vocab import Record, Timing
-from ..accuracy.reference import Reference, max_relative_error, normwise_relative_error, reference
 from ..catalog import resolve_model
-from ..engine.derivative import UntrustedWarning, _cast_args, prepare
+from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model import Model
 from ..engine.precision import dtype_of, precision_scope
 from .budget import Budget
 from .env import dispatch, environment
+from .references import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .series import Series, parse_variants
 from .timing import REPEATS, TARGET_S, measure, time_call
 
@@ -39,9 +39,8 @@ DEFAULT_MODES: tuple[str, ...] = (
 )  # fmt: skip
 #: default seconds one point may take, compile included
 BUDGET_S = 2.0
-#: the "auto" reference checks reverse against forward mode up to this many inputs
-CHECK_MAX_INPUTS = 2000
-REFERENCES = ("auto", "checked", "reverse", None)
+__all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "REFERENCES",
+           "Sweep", "bench", "dispatch_floor"]  # fmt: skip
 
 
 def _tag(model: Model) -> str:
@@ -152,8 +151,8 @@ class _Run:
         self.sizes = sizes
         self.budget = budget
         self.repeats, self.target_s = repeats, target_s
-        self.reference_kind = reference
         self.seed = seed
+        self.refs = References(reference, budget, self._prepare)
         models: dict[tuple, Model] = {}
         self.series: list[tuple[Model, Series, Series]] = []  # (model, primal, variant)
         for v in variants:
@@ -192,8 +191,8 @@ class _Run:
     def records(self) -> Iterator[Record]:
         for n in self.sizes:
             self._prepared = {}  # per size: compiled programs are shape-specific
+            self.refs.new_size()
             args: dict[int, Any] = {}
-            refs: dict[int, Any] = {}
             primal: dict[tuple, tuple[Record, Any]] = {}
             for m, pv, v in self.series:
                 if id(m) not in args:
@@ -206,7 +205,7 @@ class _Run:
                     yield rec
                 if v.mode == "primal":
                     continue
-                ref = functools.partial(self._budgeted_reference, refs, m, point, n)
+                ref = functools.partial(self.refs.get, m, point, n)
                 yield self._point(m, v, n, point, ref, primal[pkey])[0]
 
     def _setup(self, m: Model, n: int) -> tuple | Exception:
@@ -234,44 +233,6 @@ class _Run:
         if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
             return None
         return 2 * f_evals * primal_s
-
-    def _budgeted_reference(self, refs: dict, m: Model, point: tuple, n: int):
-        """The reference at this size, computed once per model and only when a point
-        needs it (a skipped point does not), under the same budget as a point: it
-        compiles reverse (and forward) mode, which for an unrolled loop takes far
-        longer than the derivative being measured."""
-        if id(m) not in refs:
-            label = f"reference of {m.name}"
-            reason = self.budget.over(label, n)
-            if reason:
-                refs[id(m)] = f"no reference: {reason}"
-            else:
-                start = time.perf_counter()
-                refs[id(m)] = self._reference(m, point)
-                self.budget.add(label, n, 0.0, time.perf_counter() - start, 0.0, None)
-        return refs[id(m)]
-
-    def _reference(self, m: Model, point: tuple | Exception) -> Reference | str | None:
-        """The reference derivative, or a string saying why there is none."""
-        if self.reference_kind is None or isinstance(point, Exception):
-            return None
-        kind = self.reference_kind
-        if kind == "auto":
-            wrt = m.wrt if isinstance(m.wrt, tuple) else (m.wrt,)
-            inputs = sum(int(np.size(point[i])) for i in wrt)
-            kind = "checked" if inputs <= CHECK_MAX_INPUTS else "reverse"
-
-        def derive(mode: str) -> Any:
-            v = Series(mode, jit=True, precision="float64", backend="jax")
-            p, _ = self._prepare(m, point, v)
-            return jax.tree_util.tree_map(np.asarray, p(*_device_args(m, point, v)))
-
-        try:
-            if kind == "checked":
-                return reference(m, *point, derive=derive)
-            return Reference(derive("reverse"), None, math.nan)  # unchecked by choice: no note
-        except Exception as exc:
-            return f"no reference: {exc}"
 
     def _base(self, m: Model, v: Series, n: int) -> dict[str, Any]:
         return dict(
@@ -309,7 +270,7 @@ class _Run:
                 return Record(**base, skipped=(
                     f"predicted {seconds(first)} ({p.f_evals} f evals x primal, twice) > budget "
                     f"{seconds(self.budget.budget_s)}")), cost  # fmt: skip
-            call_args = _device_args(m, point, v)
+            call_args = p.inputs  # cast and on the device (as in a training loop): no copy timed
             richardson = v.scheme == "richardson"
             # Eager JAX compiles each operation on its first call at a new shape:
             # a second warm-up call is the first steady one.
@@ -348,7 +309,7 @@ class _Run:
                     fields["flops_ratio"] = fields["flops"] / fields["primal_flops"]
         if v.mode != "primal":
             value, estimate = out if richardson else (out, None)
-            fields.update(_errors(value, estimate, ref() if ref else None, notes))
+            fields.update(point_errors(value, estimate, ref() if ref else None, notes))
         if notes:
             fields["note"] = "; ".join(notes)
         return Record(**{**base, **fields}), cost
@@ -358,45 +319,6 @@ def _timing_fields(t: Timing) -> dict[str, Any]:
     return dict(compile_s=t.compile_s, first_call_s=t.first_call_s, min_s=t.min_s,
                 median_s=t.median_s, iqr_s=t.iqr_s, loops=t.loops, repeats=t.repeats,
                 unstable=t.unstable)  # fmt: skip
-
-
-def _errors(value: Any, estimate: Any, ref: Reference | str | None, notes: list[str]) -> dict:
-    if ref is None:
-        return {}
-    if isinstance(ref, str):
-        notes.append(ref)
-        return {}
-    value = jax.tree_util.tree_map(np.asarray, value)
-    out = dict(
-        error=max_relative_error(value, ref.value),
-        error_norm=normwise_relative_error(value, ref.value),
-        reference_trusted=ref.trusted,
-    )
-    if ref.trusted is not True and ref.note:
-        notes.append(f"reference {ref.note}")
-    if estimate is not None:
-        scale = max(float(np.max(np.abs(_flat(ref.value)))), 1e-300)
-        out["error_estimate"] = float(np.max(np.abs(_flat(estimate)))) / scale
-    return out
-
-
-def _flat(tree: Any) -> np.ndarray:
-    leaves = jax.tree_util.tree_leaves(tree)
-    return np.concatenate([np.ravel(np.asarray(a, dtype=np.float64)) for a in leaves])
-
-
-def _device_args(m: Model, point: tuple, v: Series) -> tuple:
-    """f's arguments cast to the precision; on the device for JAX (as in a training loop),
-    so host-to-device copies are not timed."""
-    wrt = m.wrt if isinstance(m.wrt, tuple) else (m.wrt,)
-    cast = _cast_args(tuple(point), dtype_of(v.precision), wrt)
-    if v.backend != "jax":
-        return cast
-    with precision_scope(v.precision):
-        put = jax.tree_util.tree_map(
-            lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, cast
-        )
-        return tuple(put)
 
 
 def dispatch_floor(precision: str = "float64", target_s: float = TARGET_S) -> float | None:

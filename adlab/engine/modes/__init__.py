@@ -6,6 +6,8 @@ and ``primal`` (f itself, timed the same way for ratios).
 """
 
 from . import ad, complex_step, numeric, primal  # noqa: F401  (registers the modes)
-from ._registry import Built, Rule, Spec, get_rule, mode_names, register
+from ._registry import Built, Rule, Spec, Stepping, get_rule, mode_names, register, stepping_of
 
-__all__ = ["Built", "Rule", "Spec", "get_rule", "mode_names", "register"]
+__all__ = [
+    "Built", "Rule", "Spec", "Stepping", "get_rule", "mode_names", "register", "stepping_of",
+]  # fmt: skip

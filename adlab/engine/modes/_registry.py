@@ -8,11 +8,13 @@ compute. New modes register themselves with ``@register(...)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ..args import wrt_indices
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Spec:
 
     @property
     def indices(self) -> tuple[int, ...]:
-        return self.wrt if isinstance(self.wrt, tuple) else (self.wrt,)
+        return wrt_indices(self.wrt)
 
     def size(self, i: int) -> int:
         return int(np.size(self.args[i]))
@@ -78,23 +80,64 @@ class Built:
 
 
 @dataclass(frozen=True)
+class Stepping:
+    """What a mode with a step h says about it, for step sweeps (``adlab.step_errors``).
+
+    Attributes:
+        powers: for each scheme the mode offers a step sweep, its default
+            relative step as a power of eps: where truncation (h**q) meets
+            round-off (eps / h). None for a scheme with no round-off arm
+            (complex step: every h below ~sqrt(eps) is as good).
+        at_step: ``at_step(spec, i, h, args) -> (derivative, error estimate or None)``
+            for argument i at relative step h, h a traced value (so one compiled
+            program serves every h); ``spec.scheme`` names the scheme.
+        fixed_step: the default step of the schemes whose power is None.
+    """
+
+    powers: Mapping[str, float | None]
+    at_step: Callable[..., tuple[Any, Any]]
+    fixed_step: float | None = None
+
+
+@dataclass(frozen=True)
 class Rule:
-    """One registered mode."""
+    """One registered mode, with the facts that callers read instead of its name.
+
+    Attributes:
+        name, build, backends, summary: what it is, how it is built, where it runs.
+        eager_cures: ``jit=False`` cures Python control flow on traced values:
+            the mode runs f itself on concrete values (AD's primal pass). Modes
+            that batch f's evaluations with vmap trace f even when eager.
+        is_derivative: False for "primal" (f itself): no derivative or batch of
+            perturbed copies to fit in memory.
+        stepping: for modes with a step h (finite differences, complex step).
+    """
 
     name: str
     build: Callable[[Spec], Built]
     backends: tuple[str, ...]
     summary: str
+    eager_cures: bool = False
+    is_derivative: bool = True
+    stepping: Stepping | None = None
 
 
 _RULES: dict[str, Rule] = {}
 
 
-def register(name: str, *, backends: tuple[str, ...], summary: str):
-    """Decorator registering ``build(spec) -> Built`` as mode ``name``."""
+def register(
+    name: str,
+    *,
+    backends: tuple[str, ...],
+    summary: str,
+    eager_cures: bool = False,
+    is_derivative: bool = True,
+    stepping: Stepping | None = None,
+):
+    """Decorator registering ``build(spec) -> Built`` as mode ``name``, with its facts."""
 
     def deco(build: Callable[[Spec], Built]) -> Callable[[Spec], Built]:
-        _RULES[name] = Rule(name, build, backends, summary)
+        _RULES[name] = Rule(name, build, backends, summary, eager_cures, is_derivative, stepping)
         return build
 
     return deco
@@ -116,3 +159,12 @@ def mode_names() -> list[str]:
 def pick(per_index: list[Any], wrt: int | tuple[int, ...]) -> Any:
     """One result per differentiated argument, shaped like JAX's argnums."""
     return tuple(per_index) if isinstance(wrt, tuple) else per_index[0]
+
+
+def stepping_of(scheme: str) -> tuple[Rule, Stepping]:
+    """The mode that runs step-sweep scheme ``scheme``, and its ``Stepping``."""
+    for rule in _RULES.values():
+        if rule.stepping is not None and scheme in rule.stepping.powers:
+            return rule, rule.stepping
+    known = [s for r in _RULES.values() if r.stepping for s in r.stepping.powers]
+    raise ValueError(f"scheme must be one of {known}, got {scheme!r}")

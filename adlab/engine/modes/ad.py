@@ -19,12 +19,14 @@ def _inputs(spec: Spec) -> int:
     return sum(spec.size(i) for i in spec.indices)
 
 
-@register("forward", backends=("jax",), summary="JAX jvp / jacfwd: one pass per input")
+@register("forward", backends=("jax",), summary="JAX jvp / jacfwd: one pass per input",
+          eager_cures=True)  # fmt: skip
 def forward(spec: Spec) -> Built:
     return Built(jax.jacfwd(spec.f, argnums=spec.wrt), f_evals=_inputs(spec))
 
 
-@register("reverse", backends=("jax",), summary="JAX vjp / grad / jacrev: one pass per output")
+@register("reverse", backends=("jax",), summary="JAX vjp / grad / jacrev: one pass per output",
+          eager_cures=True)  # fmt: skip
 def reverse(spec: Spec) -> Built:
     if spec.out_shape == ():
         return Built(jax.grad(spec.f, argnums=spec.wrt), f_evals=1)

@@ -27,7 +27,7 @@ from ..jaxpr import equations_within
 from ..precision import COMPLEX
 from ..userline import source_line
 from ._perturb import CHUNK, jax_batch, n_chunks, numpy_batch, to_jacobian
-from ._registry import Built, Spec, pick, register
+from ._registry import Built, Spec, Stepping, pick, register
 
 DEFAULT_STEP = 1e-20
 
@@ -160,7 +160,18 @@ def _numpy_one(spec: Spec, i: int, h: float, args, chunk=None):
     return to_jacobian(np.imag(F) / h, spec.out_shape, x.shape)
 
 
-@register("complex-step", backends=("jax", "numpy"), summary="Im f(x + ih e_i) / h")
+def _at_step(spec: Spec, i: int, h, args):
+    """(derivative, None) at complex step h: no estimate of its own."""
+    return _jax_one(spec, i, h, args), None
+
+
+@register(
+    "complex-step",
+    backends=("jax", "numpy"),
+    summary="Im f(x + ih e_i) / h",
+    # no subtraction, so no round-off arm: no optimal step, a fixed default
+    stepping=Stepping({"complex-step": None}, _at_step, fixed_step=DEFAULT_STEP),
+)
 def complex_step(spec: Spec) -> Built:
     h = DEFAULT_STEP if spec.step is None else float(spec.step)
     if not h > 0:

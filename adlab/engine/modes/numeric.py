@@ -9,11 +9,13 @@ References:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import jax.numpy as jnp
 import numpy as np
 
 from ._perturb import CHUNK, jax_at, jax_batch, n_chunks, numpy_batch, to_jacobian
-from ._registry import Built, Spec, pick, register
+from ._registry import Built, Spec, Stepping, pick, register
 
 #: default relative step, as a power of machine epsilon, per scheme
 STEP_POWER = {"forward": 1 / 2, "central": 1 / 3, "richardson": 1 / 5}
@@ -100,10 +102,18 @@ def _numpy_one(spec: Spec, i: int, args, chunk=None):
     return to(d), to(err)
 
 
+def _at_step(spec: Spec, i: int, h, args):
+    """(derivative, Richardson's estimate or None) at relative step h, scaled to
+    max(|x|, 1) per component as the default step is."""
+    step = h * jnp.maximum(jnp.abs(jnp.ravel(args[i])), 1.0)
+    return _jax_one(replace(spec, step=step), i, args)
+
+
 @register(
     "numeric",
     backends=("jax", "numpy"),
     summary="finite differences: forward, central or Richardson-extrapolated central",
+    stepping=Stepping(STEP_POWER, _at_step),
 )
 def numeric(spec: Spec) -> Built:
     _check_scheme(spec.scheme)
