@@ -18,7 +18,7 @@ from .._vocab import ModelError
 from ..catalog import resolve_model
 from ..engine.derivative import derivative
 from ..engine.model import Model
-from ..engine.modes.numeric import STEP_POWER
+from ..engine.modes import get_rule
 from .reference import Reference, max_relative_error, normwise_relative_error, reference
 from .steps import _eps
 
@@ -93,7 +93,8 @@ def precision_table(
     rows = []
     for label in modes:
         mode, scheme = _parse_label(label)
-        power = STEP_POWER.get(scheme, 0.0) if mode == "numeric" else 0.0
+        stepping = get_rule(mode).stepping  # a step-h method errs by eps**(1 - power)
+        power = (stepping.powers.get(scheme) if stepping else None) or 0.0
         errors: dict[str, tuple[float, float]] = {}
         skipped = None
         try:
