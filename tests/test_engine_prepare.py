@@ -414,6 +414,8 @@ def test_bound_data_is_not_folded_into_the_program():
     with jax.enable_x64(True):
         general = jax.jit(jax.grad(NORMAL.function("jax"))).lower(*p.inputs).compile()
     assert p.cost()["flops"] == general.cost_analysis()["flops"]
+    # and its inputs are every argument, those held in it as well
+    assert p.cost()["argument_bytes"] == general.memory_analysis().argument_size_in_bytes
 
 
 def test_large_bound_arguments_are_passed_not_held(monkeypatch):

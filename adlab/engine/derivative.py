@@ -217,6 +217,7 @@ def prepare(
     p = Prepared(
         built=built, call=call, inputs=inputs, model=model, options=options,
         compiled=compiled, compile_s=compile_s, out_shape=out_shape, args=all_args,
+        example=example,
     )  # fmt: skip
     if jitted:
         # Fill jit's own dispatch cache now (XLA reuses the executable just

@@ -90,10 +90,11 @@ class Prepared:
         trusted, note, step: see ``DerivativeInfo``.
     """
 
-    def __init__(self, *, built, call, inputs, model, options, compiled, compile_s, out_shape,
-                 args):  # fmt: skip
+    def __init__(self, *, built, call, example, inputs, model, options, compiled, compile_s,
+                 out_shape, args):  # fmt: skip
         self._fn = built.fn
         self._call = call
+        self._example = example
         self._general: Callable | None = None
         self._model = model
         self._compiled = compiled
@@ -173,7 +174,8 @@ class Prepared:
         """XLA's analysis of the compiled derivative, or None when not jitted.
 
         Keys: ``flops``, ``transcendentals``, ``bytes_accessed`` and, from the
-        memory analysis, ``temp_bytes``, ``argument_bytes``, ``output_bytes``.
+        memory analysis, ``temp_bytes``, ``argument_bytes`` (every argument,
+        the bound ones held in the program included), ``output_bytes``.
 
         XLA counts a loop body once. Where the mode evaluates f in chunks
         (large numeric and complex-step batches), the first three come from
@@ -184,6 +186,9 @@ class Prepared:
             return None
         if self._cost is None:
             cost = xla_cost(self._compiled)
+            # the bound arguments held in the program are its inputs all the same
+            held = _nbytes(self.inputs) - _nbytes(self._example)
+            cost["argument_bytes"] += held
             if self._cost_fn is not None:
                 with precision_scope(self.precision):
                     flat = jax.jit(self._cost_fn).lower(*self._args).cost_analysis()
