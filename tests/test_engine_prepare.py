@@ -406,6 +406,19 @@ def test_float64_stays_float64_outside_any_x64_context():
     np.testing.assert_allclose(np.asarray(got), normal_logpdf(theta, data), rtol=1e-15)
 
 
+def test_p_of_x_takes_numpy_arrays_and_new_shapes_too():
+    """The compiled program takes only its own types; anything else is traced anew."""
+    (x,) = WIDE.setup(6)
+    p = adlab.prepare(WIDE, x, mode="forward")
+    with jax.enable_x64(False):
+        got = p(x)  # NumPy float64 outside x64
+    assert got.dtype == np.float64 and error(got, wide_moments(x)) <= 1e-14
+    (y,) = WIDE.setup(9, seed=2)
+    got = p(y)
+    assert got.shape == (3, 9) and error(got, wide_moments(y)) <= 1e-14
+    assert error(p(p.inputs[0]), wide_moments(x)) <= 1e-14
+
+
 def test_bound_data_is_not_folded_into_the_program():
     """data["s"] = 1.0 held as a constant would let XLA drop the division by it;
     the program run must count the flops of the one that takes every argument."""

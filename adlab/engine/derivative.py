@@ -7,6 +7,7 @@ JAX's own jitted call.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -23,7 +24,7 @@ from .args import _cast_args, backend_inputs, wrt_indices
 from .model import Model, _normalize_wrt
 from .modes import Spec, get_rule, mode_names
 from .precision import dtype_of, precision_scope
-from .prepared import Prepared, bind, xla_cost
+from .prepared import Prepared, bind, direct, in_precision, xla_cost
 from .userline import _TRACER_ERRORS
 
 
@@ -194,7 +195,8 @@ def prepare(
             _memory.check(batch, f"a batch of {built.f_evals} copies of x (n={size})")
         inputs = backend_inputs(all_args, precision, backend, indices)
         call, program, example = bind(built.fn, inputs, jit=jitted)
-        compiled, compile_s = None, 0.0
+        through_jit = fast = in_precision(call, precision == "float64")
+        compiled, compile_s, first = None, 0.0, None
         if backend == "jax":
             start = time.perf_counter()
             # what is compiled is what p(x) runs; run eagerly, the general function
@@ -212,17 +214,20 @@ def prepare(
                 compile_s = time.perf_counter() - start
                 mem = xla_cost(compiled)
                 _memory.check(mem["temp_bytes"] + mem["output_bytes"], "XLA's compiled program")
+    if compiled is not None:
+        # The first call, outside the precision scope: JAX keys its fast path on the
+        # caller's x64 state, so later calls from the same place take it at once.
+        fast, first = direct(compiled, example)
+        if len(example) > 1:  # the passed arguments, before x
+            fast = functools.partial(fast, *example[:-1])
     if not built.trusted:
         warnings.warn(f"{mode}: {built.note}", UntrustedWarning, stacklevel=2)
     p = Prepared(
-        built=built, call=call, inputs=inputs, model=model, options=options,
+        built=built, call=fast, traced=through_jit, inputs=inputs, model=model, options=options,
         compiled=compiled, compile_s=compile_s, out_shape=out_shape, args=all_args,
         example=example,
     )  # fmt: skip
-    if jitted:
-        # Fill jit's own dispatch cache now (XLA reuses the executable just
-        # compiled), so the first timed call is already the fast path.
-        p._first = p._run(inputs[0], ())
+    p._first = first
     return p
 
 

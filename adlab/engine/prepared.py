@@ -2,10 +2,15 @@
 
 ``prepare`` binds every argument after the first, converted once (cast to the
 precision, placed on the device), so ``p(x)`` hands JAX one array, as a user's
-``jax.jit(jax.grad(f))`` closed over its data does. The only other work per
-call is setting JAX's precision for this thread (~0.1 us): jit caches per x64
-state, so without it a float64 derivative called outside ``jax.enable_x64``
-would be traced again in float32.
+``jax.jit(jax.grad(f))`` closed over its data does.
+
+``p(x)`` calls the compiled program itself, through the C++ call JAX builds
+for it. Its types are fixed, so JAX's x64 state does not matter to it: a
+``jax.jit`` function would need that state set on each call (jit caches per
+x64 state, and called outside ``jax.enable_x64`` a float64 derivative would be
+traced again in float32). An ``x`` the program was not compiled for (another
+shape, a NumPy float64 array outside x64) is refused by it; from then on ``p``
+calls the jitted function with the precision set, which traces such inputs anew.
 """
 
 from __future__ import annotations
@@ -62,6 +67,31 @@ def bind(fn: Callable, inputs: tuple, jit: bool) -> tuple[Callable, Any, tuple]:
     return call, program, (*passed, inputs[0])
 
 
+def direct(compiled: Any, example: tuple) -> tuple[Callable, Any]:
+    """(call, out): the compiled program's own C++ call, and its first result.
+
+    ``Compiled.__call__`` is a Python frame (~0.3 us) around the C++ call it
+    builds on the first call; that attribute is private, so it is read
+    guarded: a JAX that moved it gets ``Compiled.__call__`` itself.
+    """
+    out = compiled(*example)
+    call = getattr(compiled, "_call", None)
+    return (call if callable(call) else compiled), out
+
+
+def in_precision(call: Callable, x64: bool) -> Callable:
+    """``call`` with JAX's x64 state set for this thread around each call."""
+
+    def run(x: Any) -> Any:
+        token = swap_x64(x64)
+        try:
+            return call(x)
+        finally:
+            restore_x64(token)
+
+    return run
+
+
 def _all_passed(fn: Callable, jit: bool) -> Callable:
     """``fn`` taking x last, as ``bind``'s partial passes it; jitted if ``jit``."""
 
@@ -90,10 +120,11 @@ class Prepared:
         trusted, note, step: see ``DerivativeInfo``.
     """
 
-    def __init__(self, *, built, call, example, inputs, model, options, compiled, compile_s,
-                 out_shape, args):  # fmt: skip
+    def __init__(self, *, built, call, traced, example, inputs, model, options, compiled,
+                 compile_s, out_shape, args):  # fmt: skip
         self._fn = built.fn
-        self._call = call
+        self._call = call  # x -> derivative, whatever JAX's x64 state
+        self._traced = traced  # the same through the jitted function: any shape, traced anew
         self._example = example
         self._general: Callable | None = None
         self._model = model
@@ -124,17 +155,10 @@ class Prepared:
         if args or self._with_error:
             out = self._run(x, args)
             return out[0] if self._with_error else out
-        # The hot path, written out: every Python frame here is ~1% of a small call.
-        token = swap_x64(self._x64)
-        try:
+        try:  # the hot path, written out: a Python frame is ~2% of a small call
             return self._call(x)
         except Exception as exc:
-            err = self._model.translate(exc, self._where, jit=self._eager_cures)
-            if err is None:
-                raise
-            raise err from exc
-        finally:
-            restore_x64(token)
+            return self._refused(x, exc)
 
     def with_error(self, x: Any, *args: Any) -> tuple[Any, Any]:
         """(derivative, Richardson error estimate or None)."""
@@ -144,16 +168,24 @@ class Prepared:
     def _run(self, x: Any, args: tuple) -> Any:
         if args and not self._bound(args):
             x = self._rebind(x, args)
-        token = swap_x64(self._x64)
         try:
             return self._call(x)
         except Exception as exc:
-            err = self._model.translate(exc, self._where, jit=self._eager_cures)
-            if err is None:
-                raise
-            raise err from exc
-        finally:
-            restore_x64(token)
+            return self._refused(x, exc)
+
+    def _refused(self, x: Any, exc: Exception) -> Any:
+        """After a failed call: if the compiled program refused ``x``, go on (now and
+        later) through the jitted function; a failure of the model names its line."""
+        if self._call is not self._traced:
+            self._call = self._traced
+            try:
+                return self._traced(x)
+            except Exception as again:
+                exc = again
+        err = self._model.translate(exc, self._where, jit=self._eager_cures)
+        if err is None:
+            raise exc
+        raise err from exc
 
     def _bound(self, args: tuple) -> bool:
         """Whether ``args`` are the bound arguments themselves (as ``p(*p.inputs)`` passes)."""
@@ -167,7 +199,8 @@ class Prepared:
         self.inputs = backend_inputs((x, *args), self.precision, self.backend, wrt)
         if self._general is None:
             self._general = _all_passed(self._fn, jit=self.backend == "jax" and self.jit)
-        self._call = functools.partial(self._general, *self.inputs[1:])
+        call = functools.partial(self._general, *self.inputs[1:])
+        self._call = self._traced = in_precision(call, self._x64)
         return self.inputs[0]
 
     def cost(self) -> dict[str, float] | None:
