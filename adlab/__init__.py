@@ -37,7 +37,9 @@ from .measure import dispatch_floor as dispatch_floor
 from .measure import environment as environment
 from .measure import time_call as time_call
 from .measure.findings import Crossover as Crossover
+from .measure.findings import compare as compare
 from .measure.findings import crossovers as crossovers
+from .measure.floor import NoisyMachineWarning as NoisyMachineWarning
 from .measure.profile import OpCost as OpCost
 from .measure.profile import Profile as Profile
 from .measure.profile import profile as profile

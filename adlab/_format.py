@@ -20,6 +20,13 @@ def seconds(s: float | None) -> str:
     raise AssertionError  # pragma: no cover
 
 
+def ratio(x: float | None) -> str:
+    """A ratio of two times: '0.83x', '8.6x', '42x'; '' when there is none."""
+    if x is None or not math.isfinite(x):
+        return ""
+    return f"{x:.2g}x" if x < 10 else f"{x:.0f}x"
+
+
 def human_bytes(b: float) -> str:
     """A size in powers of 1024, named as such: '512 B', '7.8 KiB', '7.6 MiB', '-'."""
     if not math.isfinite(b):

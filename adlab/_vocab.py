@@ -78,6 +78,8 @@ class Timing:
         loops: calls per repeat, chosen by ``timeit.Timer.autorange``.
         repeats: number of repeats.
         unstable: True when the spread (IQR / median) is large.
+        median_lo_s, median_hi_s: a 95% bootstrap interval of the median, from the
+            per-repeat times (``adlab.measure.timing.median_interval``).
     """
 
     compile_s: float
@@ -88,6 +90,8 @@ class Timing:
     loops: int
     repeats: int
     unstable: bool
+    median_lo_s: float | None = None
+    median_hi_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,20 @@ class Record:
 
     ``None`` marks a value that does not apply (e.g. XLA flops for NumPy) or
     was not measured (a skipped point).
+
+    The repeats of all series of one size are taken in turn, so a change of
+    load hits them alike. ``median_lo_s`` and ``median_hi_s`` bound the median
+    (a 95% bootstrap interval over the repeats): two series differ only where
+    these intervals say so (``adlab.measure.findings.compare``). ``min_s`` is
+    the estimate least moved by noise, which only ever adds time. ``at_floor``
+    marks a point within noise of the dispatch floor (``floor_s``, a trivial
+    jitted call measured alongside at the same size): its time is the cost of a
+    call, not of its arithmetic, and its ratio to the primal says nothing.
+    ``async_floor_s`` is the same for a program JAX's CPU client hands to a
+    worker thread (``dispatch == "async"``), measured beside the points of a
+    size that have one: that hand-off swings most with the load.
+    ``env["noise"]`` is how noisy the machine was before the sweep (see
+    ``adlab.measure.floor.machine_noise``).
     """
 
     model: str
@@ -118,6 +136,10 @@ class Record:
     primal_s: float | None = None
     ratio_to_primal: float | None = None
     floor_s: float | None = None
+    median_lo_s: float | None = None  # 95% bootstrap interval of median_s ...
+    median_hi_s: float | None = None  # ... over the repeats
+    at_floor: bool | None = None  # within noise of floor_s: a call's cost, not arithmetic
+    async_floor_s: float | None = None  # the floor of a program run on a worker thread
     # cost
     f_evals: int | None = None
     flops: float | None = None

@@ -18,6 +18,11 @@ from adlab.measure.series import parse_variant, parse_variants, split_variants
 
 FAST = dict(repeats=3, target_s=0.002)
 
+# Every sweep measures the machine's noise first and warns when it is high; on a
+# shared test machine it often is, and that is no failure of what is tested here
+# (tests/test_findings.py tests the warning itself).
+pytestmark = pytest.mark.filterwarnings("ignore::adlab.NoisyMachineWarning")
+
 
 @pytest.fixture(scope="module")
 def records() -> list[Record]:
@@ -170,48 +175,51 @@ def test_budget_takes_short_compiles_as_flat():
     assert b.over("a", 100_000) is None
 
 
-def _slow_model(calls: dict[int, int], per_element_s: float) -> Model:
-    """A NumPy model whose f sleeps n * per_element_s and counts its calls per n."""
+def _slow_model(calls: dict[int, int], per_element_s: float,
+                moved: dict[int, int] | None = None) -> Model:  # fmt: skip
+    """A NumPy model whose f sleeps n * per_element_s and counts its calls per n; ``moved``
+    counts the calls at an x other than setup's, which only a derivative makes."""
+    given: dict[int, np.ndarray] = {}
+
+    def setup(n, rng):
+        given[n] = rng.normal(size=n)
+        return (given[n].copy(),)
 
     def f(x):
         calls[x.size] = calls.get(x.size, 0) + 1
+        if moved is not None and not np.array_equal(x, given[x.size]):
+            moved[x.size] = moved.get(x.size, 0) + 1
         time.sleep(x.size * per_element_s)
         return np.sum(x**2)
 
-    return Model.from_function(jnp.sum, lambda n, rng: (rng.normal(size=n),), name="slow",
-                               f_numpy=f)  # fmt: skip
+    return Model.from_function(jnp.sum, setup, name="slow", f_numpy=f)
 
 
 def test_a_point_predicted_over_budget_is_skipped_without_running():
     calls: dict[int, int] = {}
-    model = _slow_model(calls, 1e-3)
+    moved: dict[int, int] = {}
+    model = _slow_model(calls, 1e-3, moved)
     sweep = adlab.bench(model, [1, 2, 40], ["numeric[forward](numpy)"], budget_s=0.5,
                         reference=None, **FAST)  # fmt: skip
-    seen = []
-    for r in sweep:
-        seen.append(r)
-        if r.n == 40 and r.mode == "primal":
-            before = calls[40]
+    seen = list(sweep)
+    assert moved[1] > 0 and moved[2] > 0  # the counter sees a derivative where one ran
     last = seen[-1]
     assert (last.n, last.mode) == (40, "numeric")
     assert last.skipped.startswith("predicted ") and last.skipped.endswith("> budget 500 ms")
-    assert calls[40] == before  # the derivative at n = 40 never called f
+    assert 40 not in moved  # the derivative at n = 40 never called f
     assert last.median_s is None and last.primal_s == seen[-2].median_s
 
 
 def test_a_first_size_is_predicted_from_f_evals_and_the_primal():
     calls: dict[int, int] = {}
-    model = _slow_model(calls, 1e-3)  # 20 ms per call of f at n = 20
-    seen = []
-    for r in adlab.bench(model, [20], ["numeric[forward](numpy)"], budget_s=0.5,
-                         reference=None, **FAST):  # fmt: skip
-        seen.append(r)
-        if r.mode == "primal":
-            before = calls[20]
+    moved: dict[int, int] = {}
+    model = _slow_model(calls, 1e-3, moved)  # 20 ms per call of f at n = 20
+    seen = list(adlab.bench(model, [20], ["numeric[forward](numpy)"], budget_s=0.5,
+                            reference=None, **FAST))  # fmt: skip
     primal, numeric = seen
     assert primal.skipped is None and numeric.f_evals == 21
     assert numeric.skipped.startswith("predicted ") and "21 f evals x primal" in numeric.skipped
-    assert calls[20] - before <= 1  # prepare's shape check at most: no derivative ran
+    assert 20 not in moved  # no derivative ran
 
 
 def test_the_reference_is_computed_only_for_measured_points():

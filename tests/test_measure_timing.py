@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.measure.timing import REPEATS, SPREAD_LIMIT, measure, summarize
+from adlab.measure.timing import (
+    REPEATS,
+    SPREAD_LIMIT,
+    Stopwatch,
+    interleave,
+    measure,
+    median_interval,
+    summarize,
+)
 
 
 def test_a_function_that_sleeps_a_known_time_measures_within_10_percent():
@@ -132,3 +140,71 @@ def test_bad_arguments_are_refused():
 def test_dispatch_floor_is_a_positive_time():
     floor = adlab.dispatch_floor("float64", target_s=0.002)
     assert floor > 0 and np.isfinite(floor)
+
+
+# ------------------------------------------------------------ interleaving
+def test_interleaved_repeats_take_turns():
+    """After each callable's warm-up and autorange, repeats go round robin: a change of
+    load during them hits every callable alike."""
+    log: list[str] = []
+    watches = [Stopwatch(lambda k=k: log.append(k), target_s=1e-4) for k in "abc"]
+    for w in watches:
+        w.start()
+    log.clear()
+    interleave(watches, repeats=4)
+    blocks = [k for i, k in enumerate(log) if i == 0 or log[i - 1] != k]  # one per repeat
+    assert blocks == list("abc") * 3  # autorange's trial was the first repeat of each
+    assert [len(w.samples) for w in watches] == [4, 4, 4]
+
+
+def test_a_budget_stops_one_callable_and_the_others_go_on():
+    slow, fast = [], []
+
+    def sleepy():
+        slow.append(1)
+        time.sleep(0.02)
+
+    watches = [Stopwatch(sleepy, target_s=0.001, budget_s=0.1),
+               Stopwatch(lambda: fast.append(1), target_s=0.001)]  # fmt: skip
+    for w in watches:
+        w.start()
+    interleave(watches, repeats=10)
+    assert 1 <= len(watches[0].samples) < 10  # 20 ms a call: 0.1 s holds 5 at most
+    assert len(watches[1].samples) == 10
+
+
+def test_a_repeat_that_raises_is_kept_and_ends_that_callable_only():
+    calls = 0
+
+    def flaky():
+        nonlocal calls
+        calls += 1
+        if calls > 3:
+            raise RuntimeError("gone")
+
+    bad, good = Stopwatch(flaky, target_s=1e-6), Stopwatch(lambda: None, target_s=1e-6)
+    for w in (bad, good):
+        w.start()
+    interleave([bad, good], repeats=5)
+    assert isinstance(bad.error, RuntimeError) and len(good.samples) == 5
+    with pytest.raises(RuntimeError, match="gone"):
+        calls = 0
+        measure(flaky, repeats=50, target_s=1e-6)
+
+
+def test_the_median_interval_is_seeded_and_made_of_samples():
+    samples = [3.0, 1.0, 2.0, 5.0, 4.0]
+    lo, hi = median_interval(samples)
+    assert (lo, hi) == median_interval(samples)  # seeded: the same every time
+    assert lo in samples and hi in samples and lo <= 3.0 <= hi
+    # with 5 repeats a 95% interval of the median is their range (P(median <= x_(1))
+    # = P(3 of 5 draws are x_(1)) = 5.8% > 2.5%); with 7, one outlier stays out of it
+    assert (lo, hi) == (1.0, 5.0)
+    assert median_interval([1.0] * 6 + [100.0]) == (1.0, 1.0)
+    assert median_interval([2.0]) == (2.0, 2.0)
+
+
+def test_a_timing_carries_the_interval_of_its_median():
+    t = summarize([1.0, 2.0, 3.0, 4.0, 100.0], loops=1)
+    assert t.median_lo_s <= t.median_s <= t.median_hi_s
+    assert (t.median_lo_s, t.median_hi_s) == median_interval([1.0, 2.0, 3.0, 4.0, 100.0])

@@ -26,7 +26,7 @@ def _demo(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     print(f"{model.name} at n={args.n}: {model.doc.splitlines()[0]}\n")
     modes = ["forward", "reverse", "numeric", "numeric[richardson]", "complex-step"]
-    records = list(bench(model, sizes=[args.n], modes=modes))
+    records = list(bench(model, sizes=[args.n], modes=modes, warn=False))  # noise: in the listing
     print(format_records(records))
     print(
         "\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "

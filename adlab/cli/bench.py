@@ -88,8 +88,9 @@ def _sweep(args: argparse.Namespace):
     from ..measure.cases import get_case
     from ..measure.sweep import bench
 
+    # warn=False: a noisy machine is said under the table (report.format_table), not on stderr
     options: dict[str, Any] = dict(scheme=args.scheme, precision=args.precision,
-                                   backend=args.backend, jit=args.jit)  # fmt: skip
+                                   backend=args.backend, jit=args.jit, warn=False)  # fmt: skip
     if args.budget is not None:
         options["budget_s"] = args.budget
     if args.repeats is not None:
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     from .. import report
     from ..measure.cases import findings
+    from ..measure.floor import noisy
 
     if args.inline:
         from ..measure.env import run_inline
@@ -144,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
             for line in findings(records):
                 print(f"  {line}")
             print(f"\nThe question: {case.look_for}")
+    noise = noisy(records)
+    if noise and (args.json or args.csv):  # the table says it under itself
+        print(f"adlab: note: {noise}", file=sys.stderr)
     if interrupted:
         print(f"adlab: interrupted after {len(records)} of {sweep.total} records", file=sys.stderr)
         return 130

@@ -19,7 +19,8 @@ from .._vocab import Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES, step_errors
 from ..engine.model import Model
 from ..measure import bench
-from ..measure.findings import Crossover
+from ..measure.findings import Crossover, tied_pairs
+from ..measure.floor import noisy
 from ..measure.series import Series
 
 
@@ -118,13 +119,17 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
         if superseded():
             return
     try:
+        # warn=False: a warning from the worker thread would reach no one; a note does
         sweep = bench(job.model, job.sizes, list(job.variants), scheme=job.scheme,
-                      jit=job.jit, precision=job.precision, **job.options)  # fmt: skip
+                      jit=job.jit, precision=job.precision, warn=False,
+                      **job.options)  # fmt: skip
         emit("total", sweep.total)
         try:
-            for record in sweep:
+            for i, record in enumerate(sweep):
                 if superseded():
                     return
+                if i == 0:  # the machine's noise was measured before the first size
+                    _noise_note(record, emit)
                 emit("record", record)
                 if superseded():  # stop before the next measurement starts
                     return
@@ -137,6 +142,12 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
         raise
     except Exception as exc:
         emit("failed", exc)
+
+
+def _noise_note(record: Record, emit: Callable[[str, Any], None]) -> None:
+    text = noisy([record])
+    if text:
+        emit("note", f"Note: {text[0].upper()}{text[1:]}")
 
 
 def _steps(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[], bool]) -> bool:
@@ -162,25 +173,41 @@ def _steps(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[], 
 
 def done_text(points: int, skipped: int, seconds: float, found: Sequence[Crossover],
               notes: Sequence[str]) -> str:  # fmt: skip
-    """The status line of a finished run: points, skips, the main crossovers, notes."""
+    """The status line of a finished run: points, skips, the main crossovers, notes.
+
+    Only crossovers that stand out of the noise are stated; pairs whose order
+    flips only within it are said to be tied.
+    """
     text = f"Done: {points} points in {seconds:.1f} s"
     if skipped:
         text += f" ({skipped} skipped: see the table)"
     text += "."
     if found:
-        text += " " + "; ".join(c.describe() for c in main_crossovers(found)) + "."
+        text += " " + findings_line(found)
     if notes:
         text += " " + " ".join(notes)
     return text
 
 
+def findings_line(found: Sequence[Crossover], limit: int = 3) -> str:
+    """The crossovers in words: the significant ones, and the pairs tied within the noise."""
+    parts = [c.describe() for c in main_crossovers(found, limit)]
+    tied = tied_pairs(found)
+    if tied:
+        shown = ", ".join(f"{a} and {b}" for a, b in tied[:limit])
+        more = f" and {len(tied) - limit} more pairs" if len(tied) > limit else ""
+        parts.append(f"tied within the noise: {shown}{more}")
+    return "; ".join(parts) + "." if parts else ""
+
+
 def main_crossovers(found: Sequence[Crossover], limit: int = 3) -> list[Crossover]:
-    """The first crossover of each pair, at most ``limit`` of them: the status line is short."""
+    """The first significant crossover of each pair, at most ``limit`` of them: the status
+    line is short."""
     seen: set[frozenset[str]] = set()
     out = []
     for c in found:
         pair = frozenset((c.faster, c.slower))
-        if pair not in seen and math.isfinite(c.n):
+        if c.significant and pair not in seen and math.isfinite(c.n):
             seen.add(pair)
             out.append(c)
     return out[:limit]

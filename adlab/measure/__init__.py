@@ -5,6 +5,8 @@ on it, never the other way round.
 """
 
 from .env import environment as environment
+from .floor import NoisyMachineWarning as NoisyMachineWarning
+from .floor import dispatch_floor as dispatch_floor
 from .series import Series as Series
 from .series import parse_variant as parse_variant
 from .series import parse_variants as parse_variants
@@ -13,5 +15,4 @@ from .sweep import DEFAULT_MODES as DEFAULT_MODES
 from .sweep import DEFAULT_SIZES as DEFAULT_SIZES
 from .sweep import Sweep as Sweep
 from .sweep import bench as bench
-from .sweep import dispatch_floor as dispatch_floor
 from .timing import time_call as time_call

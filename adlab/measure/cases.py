@@ -167,12 +167,15 @@ def _growth(times: Mapping[int, float]) -> tuple[int, int, float, int, float] | 
 
 
 def findings(records: Iterable[Record]) -> list[str]:
-    """What the records say, in words: growth of each series, fastest per n, crossovers."""
+    """What the records say, in words: growth of each series, the floor, the fastest per n
+    (with those tied with it), ratios to f, and the crossovers that stand out of the noise."""
     from .._format import seconds
-    from .findings import crossovers, series_times
+    from .findings import compare, crossovers, series_records, series_times, tied_pairs
+    from .floor import AT_FLOOR, ratio_text
 
     records = list(records)
     times = series_times(records)
+    by_label = series_records(records)
     out = []
     for label, ts in times.items():
         g = _growth(ts)
@@ -184,31 +187,32 @@ def findings(records: Iterable[Record]) -> list[str]:
             f"{label}: x{ratio:.3g} from n={lo} to n={hi}; from n={last} on it grows "
             f"~ n^{power:.2f} ({shape})"
         )
-    floors = [r.floor_s for r in records if r.floor_s]
-    if floors:
-        floor = min(floors)
-        for n in sorted({r.n for r in records}):
-            near = [lab for lab, ts in times.items() if n in ts and ts[n] < 2 * floor
-                    and not _primal(records, lab)]  # fmt: skip
-            if near:
-                out.append(
-                    f"at n={n}, {', '.join(near)}: within 2x of the dispatch floor "
-                    f"({seconds(floor)}): bound by call overhead, not arithmetic"
-                )
+    derivs = {lab: rs for lab, rs in by_label.items() if not _primal(records, lab)}
     for n in sorted({r.n for r in records}):
-        at = {lab: ts[n] for lab, ts in times.items() if n in ts}
-        derivs = {lab: t for lab, t in at.items() if not _primal(records, lab)}
-        if derivs:
-            best = min(derivs, key=derivs.get)
-            out.append(f"fastest derivative at n={n}: {best} ({seconds(derivs[best])})")
+        at = {lab: rs[n] for lab, rs in derivs.items() if n in rs}
+        near = [lab for lab, r in at.items() if r.at_floor]
+        if near:
+            floor = next(r.floor_s for r in at.values() if r.floor_s)
+            out.append(
+                f"at n={n}, {', '.join(near)}: {AT_FLOOR} ({seconds(floor)}, a trivial jitted "
+                "call beside them): bound by call overhead, not arithmetic"
+            )
+    for n in sorted({r.n for r in records}):
+        at = {lab: rs[n] for lab, rs in derivs.items() if n in rs}
+        if at:
+            best = min(at, key=lambda lab: at[lab].median_s)
+            tied = [lab for lab in at if lab != best and compare(at[best], at[lab]) == 0]
+            line = f"fastest derivative at n={n}: {best} ({seconds(at[best].median_s)})"
+            out.append(line + (f", tied with {', '.join(tied)}" if tied else ""))
     measured = [r for r in records if r.mode != "primal" and r.ratio_to_primal is not None]
     if measured:
         top = max(r.n for r in measured)
-        ratios = ", ".join(f"{r.label} {r.ratio_to_primal:.2g}x" for r in measured if r.n == top)
+        ratios = ", ".join(f"{r.label} {ratio_text(r)}" for r in measured if r.n == top)
         out.append(f"at n={top}, time per derivative / time of f: {ratios}")
-    derivative_records = [r for r in records if r.mode != "primal"]
-    for c in crossovers(derivative_records):
-        out.append(c.describe())
+    found = crossovers(r for r in records if r.mode != "primal")
+    out += [c.describe() for c in found if c.significant]
+    for a, b in tied_pairs(found):
+        out.append(f"{a} and {b}: tied where their order flips (within the noise)")
     return out
 
 

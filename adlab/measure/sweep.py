@@ -1,35 +1,45 @@
-"""``bench``: sweep a model over sizes and variants, streaming one record per point.
+"""``bench``: sweep a model over sizes and variants, streaming the records of each size.
 
 Order: for each size n (ascending), for each variant, the primal of f with the
 variant's options (measured once per model and options) and then the variant
-itself. Records are yielded as soon as each point is measured, so a UI can
-plot them live; a point predicted to take longer than its budget is yielded
-as skipped, with the reason, instead of being run.
+itself. At one size every point is prepared and warmed up in that order, then
+their repeats, and the dispatch floor's, are taken in turn (round robin): a
+change of load on a shared machine then hits all of them alike, instead of
+whichever point happened to run during it. The records of a size are yielded
+as soon as it is done, so a UI can plot them live; a point predicted to take
+longer than its budget is yielded as skipped, with the reason, instead of
+being run.
+
+Before the first size, the machine's noise is measured (``floor.machine_noise``)
+into each record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarning``.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
-
-import jax
-import numpy as np
 
 from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
 from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model import Model
-from ..engine.precision import dtype_of, precision_scope
 from .budget import Budget
 from .env import dispatch, environment
+from .floor import (
+    NOISE_LIMIT,
+    NoisyMachineWarning,
+    dispatch_floor,
+    floor_watch,
+    machine_noise,
+    noise_text,
+)
+from .point import Point, finite, reason
 from .references import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .series import Series, parse_variants
-from .timing import REPEATS, TARGET_S, measure, time_call
+from .timing import REPEATS, TARGET_S, Stopwatch, interleave
 
 #: the default sweep: 7 sizes from 1 to 1000 ...
 DEFAULT_SIZES: tuple[int, ...] = (1, 3, 10, 30, 100, 300, 1000)
@@ -46,13 +56,6 @@ __all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "RE
 def _tag(model: Model) -> str:
     extra = ",".join(f"{k}={v}" for k, v in model.settings.items())
     return f"{model.name}{{{extra}}}" if extra else model.name
-
-
-def _finite(x: Any) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 class Sweep(Iterator[Record]):
@@ -96,6 +99,7 @@ def bench(
     reference: str | None = "auto",
     seed: int = 0,
     settings: Mapping[str, Any] | None = None,
+    warn: bool = True,
 ) -> Sweep:
     """Measure ``modes`` of ``model`` at each size; yields ``Record``s as they come.
 
@@ -108,19 +112,23 @@ def bench(
         budget_s: seconds one point may take, compile included. A point
             predicted over it is skipped with the reason; a measurement stops
             its repeats before passing it.
-        repeats: timing repeats per point (median and IQR over them).
+        repeats: timing repeats per point (median, IQR and the median's interval
+            over them), taken in turn with the other points of the same size.
         target_s: seconds per repeat that ``timeit``'s autorange aims for.
         reference: what ``error`` is measured against: "auto" (float64 reverse
             mode, checked against forward mode up to ``CHECK_MAX_INPUTS``
             inputs), "checked", "reverse" (unchecked), or None (no errors).
         seed: the seed for the model's ``setup``.
         settings: new values for the model's UPPERCASE settings.
+        warn: warn (``NoisyMachineWarning``) when the machine is too noisy, before
+            the first size. The Lab and the command line say it in their own words
+            instead (``floor.noisy(records)``).
 
     Returns:
         A ``Sweep``: iterate it for records; ``.total`` and ``.records``.
         Per size: one primal record (mode "primal") per model and options,
-        then one record per variant. KeyboardInterrupt propagates; the
-        records yielded before it stay intact.
+        then one record per variant, all yielded once the size is done.
+        KeyboardInterrupt propagates; the records yielded before it stay intact.
     """
     if not budget_s > 0:
         raise ValueError(f"budget_s must be > 0, got {budget_s}")
@@ -139,6 +147,7 @@ def bench(
         target_s=target_s,
         reference=reference,
         seed=seed,
+        warn=warn,
     )
     return Sweep(run.records(), run.total)
 
@@ -147,11 +156,12 @@ class _Run:
     """The state of one sweep: resolved variants, caches, budget history."""
 
     def __init__(self, model, sizes, variants, defaults, *, budget, repeats, target_s,
-                 reference, seed):  # fmt: skip
+                 reference, seed, warn=True):  # fmt: skip
         self.sizes = sizes
         self.budget = budget
         self.repeats, self.target_s = repeats, target_s
         self.seed = seed
+        self.warn = warn
         self.refs = References(reference, budget, self._prepare)
         models: dict[tuple, Model] = {}
         self.series: list[tuple[Model, Series, Series]] = []  # (model, primal, variant)
@@ -172,41 +182,56 @@ class _Run:
         derivs = [v for _, _, v in self.series if v.mode != "primal"]
         self.total = len(sizes) * (len(primals) + len(derivs))
         self._env: dict[str, dict] = {}
-        self._floor: dict[str, float | None] = {}
+        self._noise: float | None = None
         self._prepared: dict[tuple, tuple[Any, list[str]]] = {}
 
-    # ------------------------------------------------------------ caches
     def env(self, precision: str) -> dict[str, Any]:
         if precision not in self._env:
-            self._env[precision] = environment(precision)
+            self._env[precision] = {**environment(precision), "noise": self._noise}
         return self._env[precision]
-
-    def floor(self, precision: str) -> float | None:
-        """The time of a trivial jitted call through adlab's own call path."""
-        if precision not in self._floor:
-            self._floor[precision] = dispatch_floor(precision, self.target_s)
-        return self._floor[precision]
 
     # ------------------------------------------------------------- sweep
     def records(self) -> Iterator[Record]:
+        self._check_noise()
         for n in self.sizes:
-            self._prepared = {}  # per size: compiled programs are shape-specific
-            self.refs.new_size()
-            args: dict[int, Any] = {}
-            primal: dict[tuple, tuple[Record, Any]] = {}
-            for m, pv, v in self.series:
-                if id(m) not in args:
-                    args[id(m)] = self._setup(m, n)
-                point = args[id(m)]
-                pkey = (id(m), pv.label)
-                if pkey not in primal:
-                    rec, cost = self._point(m, pv, n, point, None, None)
-                    primal[pkey] = rec, cost
-                    yield rec
-                if v.mode == "primal":
-                    continue
-                ref = functools.partial(self.refs.get, m, point, n)
-                yield self._point(m, v, n, point, ref, primal[pkey])[0]
+            yield from self._size(n)
+
+    def _check_noise(self) -> None:
+        """How noisy the machine is, before anything is measured (into ``env["noise"]``)."""
+        precision = self.series[0][2].precision if self.series else "float64"
+        self._noise = machine_noise(precision, self.target_s)
+        if self.warn and self._noise > NOISE_LIMIT:
+            warnings.warn(noise_text(self._noise), NoisyMachineWarning, stacklevel=3)
+
+    def _size(self, n: int) -> list[Record]:
+        """All points of one size: prepared and warmed one by one, then their repeats
+        (and the floor's) taken in turn; their records in the series' order."""
+        self._prepared = {}  # per size: compiled programs are shape-specific
+        self.refs.new_size()
+        args: dict[int, tuple | Exception] = {}
+        primals: dict[tuple, Point] = {}
+        points: list[Point] = []
+        for m, pv, v in self.series:
+            if id(m) not in args:
+                args[id(m)] = self._setup(m, n)
+            pkey = (id(m), pv.label)
+            if pkey not in primals:
+                primals[pkey] = self._start(Point(m, pv, args[id(m)], None, self._base(m, pv, n)))
+                points.append(primals[pkey])
+            if v.mode != "primal":
+                point = Point(m, v, args[id(m)], primals[pkey], self._base(m, v, n))
+                points.append(self._start(point))
+        live = [p for p in points if p.watch is not None]
+        # the floors beside them: the trivial call, and the hand-off to a worker thread
+        wanted = [(p.v.precision, False) for p in points if p.v.backend == "jax" and live]
+        wanted += [(p.v.precision, True) for p in live if p.dispatch == "async"]
+        floors = {key: floor_watch(*key, target_s=self.target_s) for key in dict.fromkeys(wanted)}
+        interleave([*floors.values(), *(p.watch for p in live)], self.repeats)
+        floor_t = {key: w.timing() for key, w in floors.items()}
+        for p in points:
+            p.record = self._finish(p, floor_t.get((p.v.precision, False)),
+                                    floor_t.get((p.v.precision, True)))  # fmt: skip
+        return [p.record for p in points]
 
     def _setup(self, m: Model, n: int) -> tuple | Exception:
         try:
@@ -241,94 +266,72 @@ class _Run:
             env=self.env(v.precision),
         )  # fmt: skip
 
-    def _point(self, m, v, n, point, ref, primal) -> tuple[Record, Any]:
-        """Measure one point; returns (record, XLA cost or None). ``ref`` is None or
-        a callable giving the reference, asked for only once the point is measured."""
-        base = self._base(m, v, n)
-        primal_rec = primal[0] if primal else None
-        primal_s = primal_rec.median_s if primal_rec else None
-        base["primal_s"] = primal_s
-        base["floor_s"] = self.floor(v.precision) if v.backend == "jax" else None
-        if isinstance(point, Exception):
-            return Record(**base, skipped=f"setup failed: {point}"), None
-        reason = self.budget.over(v.label, n)
-        if reason:
-            return Record(**base, skipped=reason), None
+    def _start(self, pt: Point) -> Point:
+        """Prepare a point and warm it up (autorange included), or say why it is skipped.
+        Its repeats come later, in turn with the other points of its size."""
+        v, n = pt.v, pt.base["n"]
+        if isinstance(pt.args, Exception):
+            pt.skipped = f"setup failed: {pt.args}"
+            return pt
+        pt.skipped = self.budget.over(v.label, n)
+        if pt.skipped:
+            return pt
         start = time.perf_counter()
-        deadline = start + self.budget.budget_s
+        budget_s = self.budget.budget_s
         try:
-            p, notes = self._prepare(m, point, v)
-            notes = list(notes)
-            cost = p.cost()
-            base.update(compile_s=p.compile_s, f_evals=p.f_evals)
-            if time.perf_counter() > deadline:
-                return Record(**base, skipped=(
-                    f"prepare took {seconds(time.perf_counter() - start)} > budget "
-                    f"{seconds(self.budget.budget_s)}")), cost  # fmt: skip
+            p, notes = self._prepare(pt.m, pt.args, v)
+            pt.prepared, pt.notes, pt.cost = p, list(notes), p.cost()
+            if pt.cost:
+                pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
+            pt.base.update(compile_s=p.compile_s, f_evals=p.f_evals)
+            spent = time.perf_counter() - start
+            if spent > budget_s:
+                pt.skipped = f"prepare took {seconds(spent)} > budget {seconds(budget_s)}"
+                return pt
+            primal_s = pt.primal.estimate_s() if pt.primal else None
             first = self._first_guess(v, n, p.f_evals, primal_s)
-            if first is not None and time.perf_counter() + first > deadline:
-                return Record(**base, skipped=(
-                    f"predicted {seconds(first)} ({p.f_evals} f evals x primal, twice) > budget "
-                    f"{seconds(self.budget.budget_s)}")), cost  # fmt: skip
-            call_args = p.inputs  # cast and on the device (as in a training loop): no copy timed
-            richardson = v.scheme == "richardson"
+            if first is not None and spent + first > budget_s:
+                pt.skipped = (f"predicted {seconds(first)} ({p.f_evals} f evals x primal, "
+                              f"twice) > budget {seconds(budget_s)}")  # fmt: skip
+                return pt
             # Eager JAX compiles each operation on its first call at a new shape:
             # a second warm-up call is the first steady one.
             eager = v.backend == "jax" and not v.jit
-            timing, out = measure(
-                p.with_error if richardson else p, call_args, repeats=self.repeats,
-                target_s=self.target_s, compile_s=p.compile_s, deadline=deadline,
-                warmups=2 if eager else 1,
-            )  # fmt: skip
+            fn = p.with_error if v.scheme == "richardson" else p
+            # p.inputs: cast and on the device (as in a training loop), no copy timed
+            pt.watch = Stopwatch(fn, p.inputs, target_s=self.target_s, warmups=2 if eager else 1,
+                                 budget_s=budget_s - (time.perf_counter() - start))  # fmt: skip
+            pt.watch.start()
         except Exception as exc:  # ModelError, SizeError, ...: shown, the sweep goes on
-            msg = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-            return Record(**base, skipped=msg), None
+            pt.watch, pt.skipped = None, reason(exc)
+        return pt
+
+    def _finish(self, pt: Point, floor: Timing | None, async_floor: Timing | None) -> Record:
+        """The point's record, once its repeats are in (``floor``: None off JAX)."""
+        v, n, base = pt.v, pt.base["n"], pt.base
+        if v.backend != "jax":
+            floor = async_floor = None
+        base.update(primal_s=pt.primal_s(), floor_s=floor.median_s if floor else None,
+                    async_floor_s=async_floor.median_s if async_floor else None)  # fmt: skip
+        if pt.watch is not None and pt.watch.error is not None:
+            pt.skipped = reason(pt.watch.error)
+        if pt.skipped:
+            return Record(**base, skipped=pt.skipped)
+        p, notes = pt.prepared, pt.notes
+        timing = pt.watch.timing(p.compile_s)
         self.budget.add(v.label, n, timing.median_s, p.compile_s, timing.first_call_s, p.f_evals)
         if timing.repeats == 1 and timing.loops == 1 and self.repeats > 1:
             notes.append(
                 f"one call only: {seconds(timing.first_call_s)} per call leaves no time "
                 f"for repeats within the budget {seconds(self.budget.budget_s)}"
             )
-        fields = _timing_fields(timing)
-        if v.mode == "primal":
-            primal_s = timing.median_s
-            fields["primal_s"] = primal_s
-        if primal_s:
-            fields["ratio_to_primal"] = timing.median_s / primal_s
-        if cost:
-            fields.update(
-                flops=_finite(cost["flops"]),
-                bytes_accessed=_finite(cost["bytes_accessed"]),
-                temp_bytes=_finite(cost["temp_bytes"]),
-            )
-            fields["dispatch"] = dispatch(fields["flops"], base["env"])
-            pcost = cost if v.mode == "primal" else (primal[1] if primal else None)
-            if pcost:
-                fields["primal_flops"] = _finite(pcost["flops"])
-                if fields["flops"] is not None and fields["primal_flops"]:
-                    fields["flops_ratio"] = fields["flops"] / fields["primal_flops"]
+        fields = pt.fields(timing, floor)
         if v.mode != "primal":
-            value, estimate = out if richardson else (out, None)
-            fields.update(point_errors(value, estimate, ref() if ref else None, notes))
+            # the reference compiles reverse (and forward) mode: after the timings
+            out = pt.watch.result
+            value, estimate = out if v.scheme == "richardson" else (out, None)
+            ref = self.refs.get(pt.m, pt.args, n)
+            fields.update(point_errors(value, estimate, ref, notes))
         if notes:
             fields["note"] = "; ".join(notes)
-        return Record(**{**base, **fields}), cost
-
-
-def _timing_fields(t: Timing) -> dict[str, Any]:
-    return dict(compile_s=t.compile_s, first_call_s=t.first_call_s, min_s=t.min_s,
-                median_s=t.median_s, iqr_s=t.iqr_s, loops=t.loops, repeats=t.repeats,
-                unstable=t.unstable)  # fmt: skip
-
-
-def dispatch_floor(precision: str = "float64", target_s: float = TARGET_S) -> float | None:
-    """Median seconds of a trivial jitted call (x + 1 on a scalar) through adlab's call path.
-
-    Below this no derivative can go: it is the fixed cost of one call on this
-    device. A derivative close to it is bound by overhead, not arithmetic.
-    """
-    model = Model.from_function(lambda x: x + 1.0, name="floor")
-    with precision_scope(precision):
-        x = jax.device_put(np.zeros((), dtype_of(precision)))
-        p = prepare(model, x, mode="primal", precision=precision)
-        return time_call(p, (x,), target_s=target_s).median_s
+        return Record(**{**base, **fields})

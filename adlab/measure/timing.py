@@ -10,10 +10,17 @@ scaled back. Nothing else about autorange changes.
 Every JAX result is waited for (``block_until_ready``), so we time the
 computation, not its asynchronous dispatch. ``gc`` is off while timing, as
 timeit does.
+
+Several callables can be timed together, their repeats taken in turn
+(``Stopwatch``, ``interleave``): a sweep does so for all series of one size,
+so a change of load on a shared machine hits them all alike. Each median
+comes with a bootstrap interval (``median_interval``): the claim "A is faster
+than B" is made only where the intervals say so (``adlab.measure.findings``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 import timeit
 from collections.abc import Callable, Sequence
@@ -31,6 +38,10 @@ REPEATS = 5
 SPREAD_LIMIT = 0.25
 #: fewer repeats than this cannot tell a spread: flagged ``unstable``
 MIN_REPEATS = 3
+#: confidence of the interval around each median (``median_lo_s``, ``median_hi_s``)
+CONFIDENCE = 0.95
+#: bootstrap resamples for that interval (cheap: a few repeats each)
+RESAMPLES = 2000
 
 _AUTORANGE_TARGET = 0.2  # hard-coded in timeit.Timer.autorange
 
@@ -61,6 +72,30 @@ def _statement(fn: Callable, args: Sequence[Any], result: Any, speed: float) -> 
     return timeit.Timer(stmt, timer=lambda: clock() * speed, globals=names)
 
 
+def median_interval(
+    samples: Sequence[float], confidence: float = CONFIDENCE, resamples: int = RESAMPLES
+) -> tuple[float, float]:
+    """A bootstrap interval of the median of ``samples`` (percentile method, seeded).
+
+    The bounds are sample values (the lower and higher of the neighbouring
+    quantiles), so the interval never claims more precision than the repeats
+    have: with 5 repeats it is their range, with 7 it drops the extremes.
+    Seeded, so the same samples always give the same interval.
+
+    References:
+        Efron & Tibshirani, An Introduction to the Bootstrap (1993), ch. 13.
+    """
+    a = np.asarray(samples, dtype=float)
+    if len(a) < 2:
+        return float(a[0]), float(a[0])
+    rng = np.random.default_rng(0)
+    medians = np.median(a[rng.integers(0, len(a), size=(resamples, len(a)))], axis=1)
+    tail = (1 - confidence) / 2
+    lo = np.quantile(medians, tail, method="lower")
+    hi = np.quantile(medians, 1 - tail, method="higher")
+    return float(lo), float(hi)
+
+
 def summarize(
     samples: Sequence[float], *, loops: int, compile_s: float = 0.0, first_call_s: float = 0.0
 ) -> Timing:
@@ -70,6 +105,7 @@ def summarize(
     q1, q3 = np.percentile(a, [25, 75])
     iqr = float(q3 - q1)
     unstable = len(a) < MIN_REPEATS or (median > 0 and iqr / median > SPREAD_LIMIT)
+    lo, hi = median_interval(a)
     return Timing(
         compile_s=float(compile_s),
         first_call_s=float(first_call_s),
@@ -79,7 +115,103 @@ def summarize(
         loops=int(loops),
         repeats=len(a),
         unstable=bool(unstable),
+        median_lo_s=lo,
+        median_hi_s=hi,
     )
+
+
+class Stopwatch:
+    """One callable timed a repeat at a time, so that several can take turns.
+
+    ``start()`` makes the warm-up calls and lets autorange choose the loop
+    count (its last trial is the first repeat); each ``repeat()`` times one
+    more. Taking the repeats of several callables in turn (``interleave``)
+    spreads a change of load over all of them alike, where timing one fully
+    before the next would pin it on whichever ran then.
+
+    The seconds the callable itself has taken are counted (``spent_s``), so a
+    budget holds however its repeats are interleaved with others'.
+
+    Attributes:
+        result: the last warm-up call's result.
+        samples: per-call seconds, one per repeat.
+        error: an exception a repeat raised (no more repeats are taken).
+    """
+
+    def __init__(self, fn: Callable, args: Sequence[Any] = (), *, target_s: float = TARGET_S,
+                 warmups: int = 1, budget_s: float | None = None) -> None:  # fmt: skip
+        if warmups < 1:
+            raise ValueError(f"warmups must be >= 1, got {warmups}")
+        if not target_s > 0:
+            raise ValueError(f"target_s must be > 0, got {target_s}")
+        self.fn, self.args = fn, tuple(args)
+        self.target_s, self.warmups, self.budget_s = target_s, warmups, budget_s
+        self.result: Any = None
+        self.samples: list[float] = []
+        self.loops = 1
+        self.first_call_s = 0.0
+        self.spent_s = 0.0
+        self.error: Exception | None = None
+        self._per_repeat = math.inf
+        self._speed = _AUTORANGE_TARGET / target_s  # autorange's clock runs this much fast
+        self._timer: timeit.Timer | None = None
+
+    def start(self) -> None:
+        """Warm-up calls, then autorange; with no room for a second call in the
+        budget, the last warm-up call is the only sample (``loops`` = 1)."""
+        calls = []
+        for _ in range(self.warmups):
+            t0 = time.perf_counter()
+            self.result = self.fn(*self.args)
+            if _has_jax_leaf(self.result):
+                import jax
+
+                jax.block_until_ready(self.result)
+            calls.append(time.perf_counter() - t0)
+        self.first_call_s, last = calls[0], calls[-1]
+        self.spent_s = sum(calls)
+        if self.budget_s is not None and self.spent_s + last > self.budget_s:
+            self.samples = [last]
+            return
+        self._timer = _statement(self.fn, self.args, self.result, self._speed)
+        t0 = time.perf_counter()
+        self.loops, taken = self._timer.autorange()
+        self.spent_s += time.perf_counter() - t0
+        self._per_repeat = taken / self._speed
+        self.samples = [self._per_repeat / self.loops]
+
+    def wants(self, repeats: int) -> bool:
+        """Whether one more repeat is due: fewer than ``repeats``, no error, and it fits."""
+        if self._timer is None or self.error is not None or len(self.samples) >= repeats:
+            return False
+        return self.budget_s is None or self.spent_s + self._per_repeat <= self.budget_s
+
+    def repeat(self) -> None:
+        """Time one more repeat of ``loops`` calls (an exception is kept in ``error``)."""
+        t0 = time.perf_counter()
+        try:
+            taken = self._timer.timeit(self.loops) / self._speed
+        except Exception as exc:  # the sweep shows it as the point's reason; others go on
+            self.error = exc
+            return
+        finally:
+            self.spent_s += time.perf_counter() - t0
+        self.samples.append(taken / self.loops)
+
+    def timing(self, compile_s: float = 0.0) -> Timing:
+        return summarize(self.samples, loops=self.loops, compile_s=compile_s,
+                         first_call_s=self.first_call_s)  # fmt: skip
+
+
+def interleave(watches: Sequence[Stopwatch], repeats: int) -> None:
+    """Repeats of started stopwatches in turn (round robin) until each has ``repeats``
+    or no budget left for one more."""
+    while True:
+        due = [w for w in watches if w.wants(repeats)]
+        if not due:
+            return
+        for w in due:
+            w.repeat()
 
 
 def measure(
@@ -103,33 +235,13 @@ def measure(
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    if warmups < 1:
-        raise ValueError(f"warmups must be >= 1, got {warmups}")
-    if not target_s > 0:
-        raise ValueError(f"target_s must be > 0, got {target_s}")
-    calls = []
-    for _ in range(warmups):
-        start = time.perf_counter()
-        result = fn(*args)
-        if _has_jax_leaf(result):
-            import jax
-
-            jax.block_until_ready(result)
-        calls.append(time.perf_counter() - start)
-    first, last = calls[0], calls[-1]
-    if deadline is not None and time.perf_counter() + last > deadline:
-        return summarize([last], loops=1, compile_s=compile_s, first_call_s=first), result
-
-    speed = _AUTORANGE_TARGET / target_s
-    timer = _statement(fn, args, result, speed)
-    loops, taken = timer.autorange()
-    samples = [taken / speed / loops]
-    per_repeat = taken / speed
-    while len(samples) < repeats:
-        if deadline is not None and time.perf_counter() + per_repeat > deadline:
-            break
-        samples.append(timer.timeit(loops) / speed / loops)
-    return summarize(samples, loops=loops, compile_s=compile_s, first_call_s=first), result
+    budget = None if deadline is None else deadline - time.perf_counter()
+    watch = Stopwatch(fn, args, target_s=target_s, warmups=warmups, budget_s=budget)
+    watch.start()
+    interleave([watch], repeats)
+    if watch.error is not None:
+        raise watch.error
+    return watch.timing(compile_s), watch.result
 
 
 def time_call(

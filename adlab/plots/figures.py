@@ -21,7 +21,7 @@ from .._vocab import FRAME_S, Record, StepRecord
 from ..accuracy.precision_table import PrecisionRow
 from ..accuracy.steps import RichardsonPoint
 from ..measure.costs import CostRow
-from ..measure.findings import crossovers
+from ..measure.findings import crossovers, significant
 from ..measure.fused import FusedDescent
 from .colors import assign_colors
 from .live import LabPlots
@@ -172,7 +172,7 @@ def time_figure(
             best[n] = min(s, best.get(n, s))
         fig.line(list(best), list(best.values()), color="#999999", line_dash="dotted",
                  line_width=2, legend_label="dispatch floor")  # fmt: skip
-    found = crossovers(records)
+    found = significant(crossovers(records))  # a tie within the noise is no mark
     if found:
         src = ColumnDataSource({"x": [c.n for c in found], "y": [c.time_s for c in found],
                                 "text": [c.describe() for c in found]})  # fmt: skip

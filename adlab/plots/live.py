@@ -29,7 +29,7 @@ from bokeh.palettes import Category10_10
 
 from .._vocab import FRAME_S, Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES
-from ..measure.findings import crossovers
+from ..measure.findings import crossovers, significant
 from .axes import log_figure
 from .colors import STEP_COLORS, series_color
 from .rows import (
@@ -53,7 +53,7 @@ _RECORD_TIPS = [
     ("time", f"@median_s{_TIME} \u00b1 @iqr_s{_TIME} (IQR)"),
     ("compile", f"@compile_s{_TIME}"),
     ("primal", f"@primal_s{_TIME}"),
-    ("ratio to primal", "@ratio_to_primal{0.00}"),
+    ("ratio to primal", "@ratio_text"),
     ("f evals", "@f_evals"),
     ("error", "@error{0.0e}"),
     ("note", "@unstable @note"),
@@ -287,7 +287,7 @@ class LabPlots:
             self._slot(slots, label, is_primal).stream(columns(group, RECORD_COLUMNS))
         self._stream_per_n(self.floor, "floor_s", rows)
         self._records.extend(records)
-        found = crossovers(self._records)
+        found = significant(crossovers(self._records))  # a tie within the noise is no mark
         if found or self.crossings.data["n"]:
             self.crossings.data = {
                 "n": [c.n for c in found],

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._vocab import Record, StepRecord
+from ..measure.floor import ratio_text
 
 #: errors are drawn on a log axis; an exact 0 is drawn here (the table shows 0)
 ERROR_FLOOR = 1e-17
@@ -23,7 +24,8 @@ MIN_STEP_DRAWN = 1e-20
 RECORD_COLUMNS = (
     "label", "mode", "scheme", "backend", "precision", "jit", "n",
     "median_s", "iqr_s", "min_s", "compile_s", "primal_s", "ratio_to_primal", "floor_s",
-    "f_evals", "flops_ratio", "error", "error_norm", "error_plot", "unstable", "skipped", "note",
+    "ratio_text", "f_evals", "flops_ratio", "error", "error_norm", "error_plot", "unstable",
+    "skipped", "note",
 )  # fmt: skip
 STEP_COLUMNS = ("scheme", "n", "precision", "h", "error", "error_plot", "optimal_h", "is_default")
 
@@ -65,6 +67,7 @@ def record_row(r: Record) -> dict[str, Any]:
         "compile_s": positive(r.compile_s),
         "primal_s": positive(r.primal_s),
         "ratio_to_primal": positive(r.ratio_to_primal),
+        "ratio_text": "" if r.skipped else ratio_text(r),  # "at the floor" or "8.6x"
         "floor_s": positive(r.floor_s),
         "f_evals": number(r.f_evals),
         "flops_ratio": number(r.flops_ratio),

@@ -20,7 +20,6 @@ def record_table(source: ColumnDataSource, width: int, height: int = 220) -> Dat
 
 def _table_columns() -> list[TableColumn]:
     sci = ScientificFormatter(precision=3, nan_format="-")
-    ratio = NumberFormatter(format="0.00", nan_format="-")
     whole = NumberFormatter(format="0", nan_format="-")
     spec = [
         ("label", "series", None, 150),
@@ -29,7 +28,7 @@ def _table_columns() -> list[TableColumn]:
         ("iqr_s", "IQR (s)", sci, 80),
         ("compile_s", "compile (s)", sci, 80),
         ("primal_s", "primal (s)", sci, 80),
-        ("ratio_to_primal", "ratio", ratio, 60),
+        ("ratio_text", "ratio", None, 80),  # "8.6x", or "at the floor"
         ("f_evals", "f evals", whole, 60),
         ("error", "error", sci, 80),
         ("precision", "precision", None, 70),

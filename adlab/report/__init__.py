@@ -12,12 +12,12 @@ import csv
 import dataclasses
 import io
 import json
-import math
 from collections.abc import Iterable, Sequence
 
 from .._format import jsonable, seconds
 from .._vocab import Record
 from ..engine.userline import without_where
+from ..measure.floor import AT_FLOOR, FLOOR_BAND, noisy, ratio_text
 from .table import Table
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
@@ -69,10 +69,10 @@ def to_csv(records: Iterable[Record]) -> str:
 
 
 # ---------------------------------------------------------------- for people
-def _ratio(x: float | None) -> str:
-    if x is None or not math.isfinite(x):
-        return ""
-    return f"{x:.2g}x" if x < 10 else f"{x:.0f}x"
+def _interval(r: Record) -> str:
+    if r.median_lo_s is None or r.median_hi_s is None:
+        return "-"
+    return f"{seconds(r.median_lo_s)} - {seconds(r.median_hi_s)}"
 
 
 def _error(x: float | None) -> str:
@@ -122,17 +122,35 @@ MARKS = {
     "worker thread (a wake-up per call; adlab bench --inline turns this off)",
     "~": "unstable: IQR over 25% of the median, or fewer than 3 repeats",
     "*": "has a note (see --long or the JSON)",
+    "floor": f"{AT_FLOOR}: within {FLOOR_BAND:g}x of the dispatch floor measured beside it: "
+    "the cost of a call, not of its arithmetic (no ratio to f is shown)",
 }
 
 
-def _legend(records: Sequence[Record], marks: str) -> list[str]:
+def _legend(records: Sequence[Record], marks: Sequence[str]) -> list[str]:
     measured = [r for r in records if not r.skipped]
     used = {
         "^": any(r.dispatch == "async" for r in records),
         "~": any(r.unstable for r in measured),
         "*": any(r.note for r in measured),
+        "floor": any(r.at_floor and r.mode != "primal" for r in measured),
     }
-    return [f"{m} {MARKS[m]}" for m in marks if used[m]]
+    return [MARKS[m] if m == "floor" else f"{m} {MARKS[m]}" for m in marks if used[m]]
+
+
+def _floor_lines(records: Sequence[Record]) -> list[str]:
+    """The dispatch floor (its range over the sizes: it is measured at each) and, on a
+    noisy machine, what that means for the findings."""
+    out = []
+    floors = sorted({r.floor_s for r in records if r.floor_s})
+    if floors:
+        low, high = seconds(floors[0]), seconds(floors[-1])
+        span = low if low == high else f"{low} to {high}"
+        out.append(f"dispatch floor (a trivial jitted call, beside each size): {span}")
+    text = noisy(records)
+    if text:
+        out.append(f"noise: {text}")
+    return out
 
 
 def describe_environment(records: Sequence[Record]) -> str:
@@ -160,7 +178,8 @@ def format_table(records: Iterable[Record]) -> str:
     """The gist's table: one row per series, one column per n.
 
     Each cell is the median time per call and, for derivatives, its ratio to
-    the primal at the same n and options ("8.6x"). "^" marks a program JAX ran
+    the primal at the same n and options ("8.6x"; "at the floor" where the
+    derivative is within noise of the dispatch floor). "^" marks a program JAX ran
     on a worker thread (async dispatch), "~" an unstable timing (large
     spread), "*" a note (each mark used is explained under the table); skipped
     points show "skipped [k]", each distinct reason listed once below with the
@@ -185,8 +204,8 @@ def format_table(records: Iterable[Record]) -> str:
                 row.append(f"skipped [{reasons[without_where(r.skipped)]}]")
             else:
                 text = seconds(r.median_s)
-                if r.mode != "primal" and r.ratio_to_primal is not None:
-                    text += f" ({_ratio(r.ratio_to_primal)})"
+                if r.mode != "primal" and (r.ratio_to_primal is not None or r.at_floor):
+                    text += f" ({ratio_text(r)})"
                 text += "^" if r.dispatch == "async" else ""
                 text += ("~" if r.unstable else "") + ("*" if r.note else "")
                 row.append(text)
@@ -197,10 +216,10 @@ def format_table(records: Iterable[Record]) -> str:
         "",
         str(Table.of(rows[0], rows[1:])),
     ]
-    floors = {r.floor_s for r in records if r.floor_s}
-    if floors:
-        out.append(f"\ndispatch floor (a trivial jitted call): {seconds(min(floors))}")
-    out += _legend(records, "^~*")
+    lines = _floor_lines(records)
+    if lines:
+        out += ["", *lines]
+    out += _legend(records, ["^", "~", "*", "floor"])
     for k, (points, reason) in enumerate(skip_reasons(records), 1):
         out.append(f"[{k}] {points}: {reason}")
     return "\n".join(out)
@@ -210,10 +229,11 @@ _LONG = (
     ("series", lambda r: r.label),
     ("n", lambda r: str(r.n)),
     ("median", lambda r: seconds(r.median_s)),
+    ("95% of median", _interval),
     ("iqr", lambda r: seconds(r.iqr_s)),
     ("min", lambda r: seconds(r.min_s)),
     ("loops x rep", lambda r: f"{r.loops} x {r.repeats}" if r.loops else "-"),
-    ("x primal", lambda r: _ratio(r.ratio_to_primal) or "-"),
+    ("x primal", lambda r: ratio_text(r) or "-"),
     ("compile", lambda r: seconds(r.compile_s) if r.compile_s else "-"),
     ("f evals", lambda r: str(r.f_evals) if r.f_evals is not None else "-"),
     ("flops", lambda r: f"{r.flops:.3g}" if r.flops is not None else "-"),
@@ -239,7 +259,8 @@ def format_records(records: Iterable[Record]) -> str:
                      for name, get in _LONG])  # fmt: skip
         if r.note:
             notes.append(f"{r.label} at n={r.n}: {r.note}")
-    notes += _legend(records, "~")
+    notes += _legend(records, ["~", "floor"])
+    notes += _floor_lines(records)
     notes += [f"[{k}] {points}: {reason}"
               for k, (points, reason) in enumerate(skip_reasons(records), 1)]  # fmt: skip
     text = str(Table.of(rows[0], rows[1:]))

@@ -24,7 +24,7 @@ from ..engine.derivative import derivative
 from ..engine.model import Model
 from ..measure import Series, parse_variant
 from ..measure.costs import CostRow
-from ..measure.findings import crossovers, series_times
+from ..measure.findings import compare, crossovers, series_records, series_times
 from ..measure.fused import FusedDescent
 from ..report.table import Table
 
@@ -37,30 +37,49 @@ def _measured(records: Iterable[Record]) -> list[Record]:
 def crossover_table(records: Iterable[Record], pairs: Sequence[tuple[str, str]]) -> Table:
     """Where series ``a`` and ``b`` of each pair cross, or which wins at every n measured.
 
-    A crossover n is interpolated in log-log between the two sizes around it
-    (``adlab.measure.findings``); with few sizes it is a rough place, not a number.
+    Only a crossover that stands out of the noise is stated
+    (``adlab.measure.findings``); where the two are within each other's noise
+    they are "tied". A crossover n is interpolated in log-log between the two
+    sizes around it; with few sizes it is a rough place, not a number.
     """
     records = _measured(records)
-    times = series_times(records)
+    by_label = series_records(records)
     rows = []
     for a, b in pairs:
-        if a not in times or b not in times:
-            missing = a if a not in times else b
+        if a not in by_label or b not in by_label:
+            missing = a if a not in by_label else b
             rows.append((a, b, f"no measured points of {missing!r}"))
             continue
         found = crossovers((r for r in records if r.label in (a, b)), primal=True)
-        if found:
-            text = "; ".join(f"{c.faster} faster above n \u2248 {c.n:.3g}" for c in found)
+        real = [c for c in found if c.significant]
+        common = sorted(set(by_label[a]) & set(by_label[b]))
+        if real:
+            text = "; ".join(_crossing_words(c) for c in real)
+        elif not common:
+            text = "no common sizes"
         else:
-            common = sorted(set(times[a]) & set(times[b]))
-            if not common:
-                text = "no common sizes"
-            else:
-                lo, hi = common[0], common[-1]
-                winner = a if times[a][lo] < times[b][lo] else b
-                text = f"{winner} faster at every n measured ({lo} to {hi})"
+            text = _order_words(a, b, by_label, common)
         rows.append((a, b, text))
     return Table.of(("series", "against", "crossover"), rows)
+
+
+def _crossing_words(c) -> str:
+    text = f"{c.faster} faster above n \u2248 {c.n:.3g}"
+    return text + " (tied below)" if c.tied_below else text
+
+
+def _order_words(a: str, b: str, by_label, common: list[int]) -> str:
+    """No crossover: who wins, where beyond the noise, and where the two are tied."""
+    lo, hi = common[0], common[-1]
+    verdicts = {n: compare(by_label[a][n], by_label[b][n]) for n in common}
+    if all(v == 0 for v in verdicts.values()):
+        return f"tied at every n measured ({lo} to {hi})"
+    winner = a if min(verdicts.values()) < 0 else b
+    tied = [n for n, v in verdicts.items() if v == 0]
+    if not tied:
+        return f"{winner} faster at every n measured ({lo} to {hi})"
+    ns = ", ".join(str(n) for n in tied)
+    return f"{winner} faster where they differ ({lo} to {hi}); tied at n = {ns}"
 
 
 def floor_table(records: Iterable[Record]) -> Table:

@@ -1,0 +1,138 @@
+"""The dispatch floor, and how noisy the machine is.
+
+The floor is a trivial jitted call (``x + 1`` on a scalar) through adlab's own
+call path: the fixed cost of one call on this device. No derivative goes
+below it, and one close to it is bound by that overhead, not by arithmetic.
+A sweep times it at every size, its repeats taken in turn with the series',
+so that a point and the floor it is compared with saw the same load.
+
+Before a sweep, the floor's spread over a few repeats says how noisy the
+machine is (``machine_noise``). A quiet machine spreads a few percent; one
+busy with other work spreads tens of percent, and then only large
+differences can be told apart: a sweep warns (``NoisyMachineWarning``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .._format import ratio
+from .._vocab import Record, Timing
+from .timing import SPREAD_LIMIT, TARGET_S, Stopwatch, interleave, time_call
+
+#: the floor's spread (IQR / median over its repeats) above which the machine is
+#: too noisy: the same limit that marks a single point ``unstable``
+NOISE_LIMIT = SPREAD_LIMIT
+#: repeats of the floor that measure the noise (about 0.1 s at the default target)
+NOISE_REPEATS = 9
+#: a point within this factor of the floor is at the floor. A call with no
+#: arithmetic to speak of costs more than ``x + 1`` by what it passes: normal_logpdf's
+#: primal at n = 1 (three arguments) took 1.2-2.2x the floor measured beside it.
+FLOOR_BAND = 2.0
+#: elements of the async floor's argument: 2 XLA flops each, over ``env.INLINE_FLOPS``
+ASYNC_FLOOR_SIZE = 1024
+
+
+class NoisyMachineWarning(UserWarning):
+    """The machine was too noisy, before a sweep, to tell small differences apart."""
+
+
+@functools.cache
+def floor_call(precision: str = "float64", handed_over: bool = False) -> Any:
+    """The prepared trivial call (compiled once per process); call it on its ``inputs``.
+
+    ``handed_over``: the floor of a program JAX's CPU client hands to a worker
+    thread (``env.dispatch`` "async": over ``env.INLINE_FLOPS``): a sum of
+    squares of ``ASYNC_FLOOR_SIZE`` zeros, 2 flops each, a microsecond of
+    arithmetic. Its cost is the thread hand-off, which on a busy machine swings
+    from a few to over a hundred microseconds as other programs come and go.
+    """
+    import jax
+
+    from ..engine.derivative import prepare
+    from ..engine.model import Model
+    from ..engine.precision import dtype_of, precision_scope
+
+    if handed_over:
+        model = Model.from_function(lambda x: (x * x).sum(), name="floor (async)")
+        shape: tuple[int, ...] = (ASYNC_FLOOR_SIZE,)
+    else:
+        model = Model.from_function(lambda x: x + 1.0, name="floor")
+        shape = ()
+    with precision_scope(precision):
+        x = jax.device_put(np.zeros(shape, dtype_of(precision)))
+        return prepare(model, x, mode="primal", precision=precision)
+
+
+def floor_watch(
+    precision: str, handed_over: bool = False, *, target_s: float = TARGET_S
+) -> Stopwatch:
+    """A started ``Stopwatch`` on the floor, to interleave with other callables."""
+    p = floor_call(precision, handed_over)
+    watch = Stopwatch(p, p.inputs, target_s=target_s)
+    watch.start()
+    return watch
+
+
+def dispatch_floor(precision: str = "float64", target_s: float = TARGET_S) -> float | None:
+    """Median seconds of a trivial jitted call (x + 1 on a scalar) through adlab's call path.
+
+    Below this no derivative can go: it is the fixed cost of one call on this
+    device. A derivative close to it is bound by overhead, not arithmetic.
+    """
+    p = floor_call(precision)
+    return time_call(p, p.inputs, target_s=target_s).median_s
+
+
+def machine_noise(precision: str = "float64", target_s: float = TARGET_S) -> float:
+    """How noisy the machine is now: the floor's IQR / median over ``NOISE_REPEATS`` repeats."""
+    watch = floor_watch(precision, target_s=target_s)
+    interleave([watch], NOISE_REPEATS)
+    t = watch.timing()
+    return t.iqr_s / t.median_s if t.median_s > 0 else 0.0
+
+
+def noise_text(noise: float) -> str:
+    """Why a noise level is too much, and what to do: the warning's text."""
+    return (
+        f"this machine is noisy: a trivial jitted call varied by {noise:.0%} between repeats "
+        f"(IQR / median; over {NOISE_LIMIT:.0%} is noisy). Differences smaller than that "
+        "read as 'tied', and a crossover is stated only where it stands out of the noise. "
+        "Close other programs, or measure again with more repeats."
+    )
+
+
+def noisy(records: Iterable[Record]) -> str | None:
+    """The noise warning's text when the records' machine was too noisy, else None."""
+    levels = [r.env.get("noise") for r in records if r.env]
+    worst = max((x for x in levels if x is not None), default=None)
+    return noise_text(worst) if worst is not None and worst > NOISE_LIMIT else None
+
+
+#: what a ratio to the primal reads at the dispatch floor, where both are the cost of a call
+AT_FLOOR = "at the floor"
+
+
+def ratio_text(r: Record) -> str:
+    """A derivative's time over its primal's, as people read it: "8.6x", or "at the floor"
+    where the derivative is within noise of the dispatch floor (then both times are the
+    cost of a call, and "0.8x" would only say which call the noise favoured)."""
+    if r.at_floor and r.mode != "primal":
+        return AT_FLOOR
+    return ratio(r.ratio_to_primal)
+
+
+def at_floor(t: Timing, floor: Timing | None) -> bool | None:
+    """Whether a timing is within noise of the floor measured beside it (None: no floor).
+
+    Its interval must reach down to ``FLOOR_BAND`` times the top of the floor's.
+    """
+    if floor is None:
+        return None
+    lo = t.median_lo_s if t.median_lo_s is not None else t.median_s
+    hi = floor.median_hi_s if floor.median_hi_s is not None else floor.median_s
+    return bool(lo <= FLOOR_BAND * hi)

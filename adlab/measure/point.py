@@ -1,0 +1,96 @@
+"""One point of a sweep in the making: its series, its primal, its stopwatch.
+
+A sweep prepares and warms up every point of a size before any repeat is
+taken (``sweep._Run._size``); a ``Point`` holds what that leaves behind until
+the repeats are in, and turns its timing and XLA cost into ``Record`` fields.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._vocab import Record, Timing
+from ..engine.model import Model
+from .floor import at_floor
+from .series import Series
+from .timing import Stopwatch
+
+
+def finite(x: Any) -> float | None:
+    """A float, or None for None, NaN and infinities (XLA says NaN for "not counted")."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def reason(exc: Exception) -> str:
+    """A skip reason: a ValueError speaks for itself (ModelError, SizeError), others are named."""
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+
+
+class Point:
+    """One record in the making at one size.
+
+    Attributes:
+        m, v, args: the model, the series and the size's arguments (or the
+            exception ``setup`` raised).
+        primal: the point of f with the same options (None for a primal).
+        base: the record fields known before measuring.
+        skipped: the reason it is not measured, once known.
+        prepared, notes, cost, dispatch: ``prepare``'s program, its caveats, XLA's
+            cost and how JAX's CPU client runs it ("inline" or "async").
+        watch: the stopwatch whose repeats the sweep interleaves.
+        record: the finished record.
+    """
+
+    def __init__(self, m: Model, v: Series, args: tuple | Exception, primal: Point | None,
+                 base: dict[str, Any]) -> None:  # fmt: skip
+        self.m, self.v, self.args, self.primal, self.base = m, v, args, primal, base
+        self.skipped: str | None = None
+        self.prepared: Any = None
+        self.notes: list[str] = []
+        self.cost: Any = None
+        self.dispatch: str | None = None
+        self.watch: Stopwatch | None = None
+        self.record: Record | None = None
+
+    def estimate_s(self) -> float | None:
+        """Seconds per call so far (before the interleaved repeats: autorange's trial)."""
+        if self.record is not None:
+            return self.record.median_s
+        return self.watch.samples[0] if self.watch and self.watch.samples else None
+
+    def primal_s(self) -> float | None:
+        """The median of the primal beside it (its record comes first)."""
+        rec = self.primal.record if self.primal else None
+        return rec.median_s if rec else None
+
+    def fields(self, t: Timing, floor: Timing | None) -> dict[str, Any]:
+        """Record fields from the timing, the floor beside it and XLA's cost."""
+        out: dict[str, Any] = dict(
+            compile_s=t.compile_s, first_call_s=t.first_call_s, min_s=t.min_s,
+            median_s=t.median_s, iqr_s=t.iqr_s, loops=t.loops, repeats=t.repeats,
+            unstable=t.unstable, median_lo_s=t.median_lo_s, median_hi_s=t.median_hi_s,
+            at_floor=at_floor(t, floor),
+        )  # fmt: skip
+        primal_s = t.median_s if self.v.mode == "primal" else self.primal_s()
+        if self.v.mode == "primal":
+            out["primal_s"] = primal_s
+        if primal_s:
+            out["ratio_to_primal"] = t.median_s / primal_s
+        cost = self.cost
+        if cost:
+            out.update(
+                flops=finite(cost["flops"]),
+                bytes_accessed=finite(cost["bytes_accessed"]),
+                temp_bytes=finite(cost["temp_bytes"]),
+                dispatch=self.dispatch,
+            )
+            pcost = cost if self.v.mode == "primal" else (self.primal.cost if self.primal else None)
+            if pcost:
+                out["primal_flops"] = finite(pcost["flops"])
+                if out["flops"] is not None and out["primal_flops"]:
+                    out["flops_ratio"] = out["flops"] / out["primal_flops"]
+        return out
