@@ -81,6 +81,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--csv", action="store_true", help="print only CSV, one row per record")
     out.add_argument("--long", action="store_true", help="also print every record in full")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="compile every program afresh: leave JAX's compilation cache on disk "
+                   "off (as ADLAB_CACHE=0; where it is: ADLAB_CACHE_DIR)")  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -119,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         from ..measure.env import run_inline
 
         run_inline()
+    if not args.cache:
+        from ..engine.cache import disable
+
+        disable()
     case, sweep = _sweep(args)
     interrupted = False
     title = f"case {case.name}" if case else "bench"

@@ -21,6 +21,7 @@ import numpy as np
 from .._vocab import MODES, SCHEMES, ModelError
 from . import memory as _memory
 from .args import _cast_args, backend_inputs, wrt_indices
+from .cache import use_cache
 from .model import Model, _normalize_wrt
 from .modes import Spec, get_rule, mode_names
 from .precision import dtype_of, precision_scope
@@ -198,6 +199,7 @@ def prepare(
         through_jit = fast = in_precision(call, precision == "float64")
         compiled, compile_s, first = None, 0.0, None
         if backend == "jax":
+            use_cache()  # JAX's compilation cache on disk, once per process
             start = time.perf_counter()
             # what is compiled is what p(x) runs; run eagerly, the general function
             # is traced only to find its largest array
