@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from operator import is_
 from typing import Any
 
 import jax
@@ -137,6 +138,7 @@ class Prepared:
         self._where = options["where"]
         self._eager_cures = options["eager_cures"]
         self.inputs = inputs
+        self._rest = inputs[1:]
         self.mode = options["mode"]
         self.scheme = options["scheme"]
         self.precision = options["precision"]
@@ -152,26 +154,25 @@ class Prepared:
         self._first = None
 
     def __call__(self, x: Any, *args: Any) -> Any:
-        if args or self._with_error:
-            out = self._run(x, args)
-            return out[0] if self._with_error else out
-        try:  # the hot path, written out: a Python frame is ~2% of a small call
-            return self._call(x)
+        # The hot path, written out: a Python frame is ~2% of a small call. The
+        # bound arguments themselves (``p(*p.inputs)``) are recognised in C (map).
+        if args and not (len(args) == len(self._rest) and all(map(is_, args, self._rest))):
+            x = self._rebind(x, args)
+        try:
+            out = self._call(x)
         except Exception as exc:
-            return self._refused(x, exc)
+            out = self._refused(x, exc)
+        return out[0] if self._with_error else out
 
     def with_error(self, x: Any, *args: Any) -> tuple[Any, Any]:
         """(derivative, Richardson error estimate or None)."""
-        out = self._run(x, args)
-        return out if self._with_error else (out, None)
-
-    def _run(self, x: Any, args: tuple) -> Any:
-        if args and not self._bound(args):
+        if args and not (len(args) == len(self._rest) and all(map(is_, args, self._rest))):
             x = self._rebind(x, args)
         try:
-            return self._call(x)
+            out = self._call(x)
         except Exception as exc:
-            return self._refused(x, exc)
+            out = self._refused(x, exc)
+        return out if self._with_error else (out, None)
 
     def _refused(self, x: Any, exc: Exception) -> Any:
         """After a failed call: if the compiled program refused ``x``, go on (now and
@@ -187,16 +188,12 @@ class Prepared:
             raise exc
         raise err from exc
 
-    def _bound(self, args: tuple) -> bool:
-        """Whether ``args`` are the bound arguments themselves (as ``p(*p.inputs)`` passes)."""
-        rest = self.inputs[1:]
-        return len(args) == len(rest) and all(a is b for a, b in zip(args, rest, strict=True))
-
     def _rebind(self, x: Any, args: tuple) -> Any:
         """Convert and bind new arguments; later calls pass them to a program that
         takes every argument (compiled once, on the first such call)."""
         wrt = wrt_indices(self.wrt)
         self.inputs = backend_inputs((x, *args), self.precision, self.backend, wrt)
+        self._rest = self.inputs[1:]
         if self._general is None:
             self._general = _all_passed(self._fn, jit=self.backend == "jax" and self.jit)
         call = functools.partial(self._general, *self.inputs[1:])
