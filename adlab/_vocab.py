@@ -111,7 +111,8 @@ class Record:
     call, not of its arithmetic, and its ratio to the primal says nothing.
     ``async_floor_s`` is the same for a program JAX's CPU client hands to a
     worker thread (``dispatch == "async"``), measured beside the points of a
-    size that have one: that hand-off swings most with the load.
+    size that have one, and the floor such a point is marked against: that
+    hand-off swings most with the load.
     ``env["noise"]`` is how noisy the machine was before the sweep (see
     ``adlab.measure.floor.machine_noise``).
     """

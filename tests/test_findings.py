@@ -62,10 +62,22 @@ def test_compare_widens_by_how_much_the_machine_speed_differed():
     assert compare(fa, fb) == 0
 
 
-def test_two_points_at_the_floor_are_tied():
+def test_two_points_at_the_same_floor_are_tied():
     a, b = rec("a", 1, 1.0, at_floor=True), rec("b", 1, 1.5, at_floor=True)
     assert compare(a, b) == 0
     assert compare(a, rec("b", 1, 1.5, at_floor=False)) == -1
+    # one run inline, one handed to a worker thread: two floors, and a real difference
+    inline = rec("a", 1, 1e-5, at_floor=True, floor_s=1e-5, async_floor_s=8e-5)
+    handed = rec("b", 1, 9e-5, at_floor=True, floor_s=1e-5, async_floor_s=8e-5, dispatch="async")
+    assert compare(inline, handed) == -1
+
+
+def test_the_machine_speed_is_read_from_like_floors():
+    """Within one size of one sweep, an inline and an async point share both floors:
+    no margin for the difference between the two floors themselves."""
+    a = rec("a", 1, 1e-5, floor_s=1e-5, async_floor_s=6e-5, dispatch="inline")
+    b = rec("b", 1, 7e-5, floor_s=1e-5, async_floor_s=6e-5, dispatch="async")
+    assert compare(a, b) == -1
 
 
 # --------------------------------------------------------------- crossovers
@@ -100,7 +112,7 @@ def test_tied_below_then_ahead_is_one_significant_crossover():
     (c,) = adlab.crossovers(records)  # the swaps at the floor are inside it: one finding
     assert (c.faster, c.slower, c.n_below, c.n_above) == ("b", "a", 10, 100)
     assert c.significant and c.tied_below
-    assert c.describe() == "b is faster from n \u2248 31.6; the two are tied below"
+    assert c.describe() == "b is faster than a from n \u2248 31.6; the two are tied below"
 
 
 def _off_floor(r: Record) -> Record:
@@ -278,7 +290,7 @@ def test_bench_findings_and_the_notebooks_table_say_tied():
     records += series("forward", {1: 1.05e-5, 10: 0.95e-5, 100: 1e-4, 1000: 1e-2}, 0.2)
     records += series("numeric", {1: 1.05e-5, 10: 1.1e-5, 100: 1.1e-5, 1000: 2.1e-5}, 0.2)
     lines = findings(records)
-    assert "reverse is faster from n \u2248 31.6; the two are tied below" in lines
+    assert "reverse is faster than forward from n \u2248 31.6; the two are tied below" in lines
     assert "forward and reverse: tied where their order flips (within the noise)" not in lines
     assert any(line.startswith("fastest derivative at n=1: reverse") and "tied with" in line
                for line in lines)  # fmt: skip

@@ -190,13 +190,16 @@ def findings(records: Iterable[Record]) -> list[str]:
     derivs = {lab: rs for lab, rs in by_label.items() if not _primal(records, lab)}
     for n in sorted({r.n for r in records}):
         at = {lab: rs[n] for lab, rs in derivs.items() if n in rs}
-        near = [lab for lab, r in at.items() if r.at_floor]
-        if near:
-            floor = next(r.floor_s for r in at.values() if r.floor_s)
-            out.append(
-                f"at n={n}, {', '.join(near)}: {AT_FLOOR} ({seconds(floor)}, a trivial jitted "
-                "call beside them): bound by call overhead, not arithmetic"
-            )
+        for handed_over in (False, True):
+            near = [lab for lab, r in at.items()
+                    if r.at_floor and (r.dispatch == "async") == handed_over]  # fmt: skip
+            if not near:
+                continue
+            r = at[near[0]]
+            what = (f"{seconds(r.async_floor_s)}, a trivial program handed to a worker thread"
+                    if handed_over else f"{seconds(r.floor_s)}, a trivial jitted call")  # fmt: skip
+            out.append(f"at n={n}, {', '.join(near)}: {AT_FLOOR} ({what} beside them): "
+                       "bound by call overhead, not arithmetic")  # fmt: skip
     for n in sorted({r.n for r in records}):
         at = {lab: rs[n] for lab, rs in derivs.items() if n in rs}
         if at:

@@ -51,8 +51,10 @@ def _floor(r: Record) -> float | None:
 
 def _speed_ratio(a: Record, b: Record) -> float:
     """How much faster the machine ran for one record than for the other, as the
-    floors measured beside each say (1 within one size of one sweep)."""
-    fa, fb = _floor(a), _floor(b)
+    floors measured beside each say (1 within one size of one sweep). Like is compared
+    with like: the hand-off's floors where both ran on a worker thread."""
+    both_async = a.dispatch == b.dispatch == "async"
+    fa, fb = (_floor(a), _floor(b)) if both_async else (a.floor_s, b.floor_s)
     if fa and fb and fa > 0 and fb > 0:
         return max(fa / fb, fb / fa)
     return 1.0
@@ -68,10 +70,11 @@ def compare(a: Record, b: Record) -> int:
     between them: the ratio of the floors measured beside each (the thread
     hand-off's, ``async_floor_s``, for programs run on a worker thread). Load
     drifts, which the repeats of one point cannot see; the margin covers it.
-    Two points both at the dispatch floor (``at_floor``) are tied: both times
-    are the cost of a call. Records without intervals compare by their medians.
+    Two points at the same dispatch floor (``at_floor``; one run inline and one
+    on a worker thread have different floors) are tied: both times are the cost
+    of a call. Records without intervals compare by their medians.
     """
-    if a.at_floor and b.at_floor:
+    if a.at_floor and b.at_floor and _floor(a) == _floor(b):
         return 0
     (a_lo, a_hi), (b_lo, b_hi) = _interval(a), _interval(b)
     margin = (1.0 + max(_noise(a), _noise(b))) * _speed_ratio(a, b)
@@ -117,7 +120,7 @@ class Crossover:
             return (f"{self.faster} and {self.slower} are tied near {n} "
                     "(their order flips within the noise)")  # fmt: skip
         if self.tied_below:
-            return f"{self.faster} is faster from {n}; the two are tied below"
+            return f"{self.faster} is faster than {self.slower} from {n}; the two are tied below"
         return f"{self.faster} overtakes {self.slower} at {n}"
 
 

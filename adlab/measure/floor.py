@@ -30,8 +30,9 @@ NOISE_LIMIT = SPREAD_LIMIT
 #: repeats of the floor that measure the noise (about 0.1 s at the default target)
 NOISE_REPEATS = 9
 #: a point within this factor of the floor is at the floor. A call with no
-#: arithmetic to speak of costs more than ``x + 1`` by what it passes: normal_logpdf's
-#: primal at n = 1 (three arguments) took 1.2-2.2x the floor measured beside it.
+#: arithmetic to speak of costs more than ``x + 1`` by what it passes and returns:
+#: normal_logpdf's primal at n = 1 (a vector and a dict of data) took 1.4-1.6x the
+#: floor measured beside it, in five sweeps at loads of 1 to 2.5 on 2 cores.
 FLOOR_BAND = 2.0
 #: elements of the async floor's argument: 2 XLA flops each, over ``env.INLINE_FLOPS``
 ASYNC_FLOOR_SIZE = 1024
@@ -127,7 +128,8 @@ def ratio_text(r: Record) -> str:
 
 
 def at_floor(t: Timing, floor: Timing | None) -> bool | None:
-    """Whether a timing is within noise of the floor measured beside it (None: no floor).
+    """Whether a timing is within noise of the floor measured beside it (None: no floor);
+    for a program JAX runs on a worker thread, the floor is the hand-off's.
 
     Its interval must reach down to ``FLOOR_BAND`` times the top of the floor's.
     """

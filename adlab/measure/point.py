@@ -68,7 +68,8 @@ class Point:
         return rec.median_s if rec else None
 
     def fields(self, t: Timing, floor: Timing | None) -> dict[str, Any]:
-        """Record fields from the timing, the floor beside it and XLA's cost."""
+        """Record fields from the timing, the floor that bounds it (measured beside it;
+        for a program run on a worker thread, the hand-off's) and XLA's cost."""
         out: dict[str, Any] = dict(
             compile_s=t.compile_s, first_call_s=t.first_call_s, min_s=t.min_s,
             median_s=t.median_s, iqr_s=t.iqr_s, loops=t.loops, repeats=t.repeats,

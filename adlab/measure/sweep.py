@@ -325,7 +325,9 @@ class _Run:
                 f"one call only: {seconds(timing.first_call_s)} per call leaves no time "
                 f"for repeats within the budget {seconds(self.budget.budget_s)}"
             )
-        fields = pt.fields(timing, floor)
+        # a program handed to a worker thread is bound by the hand-off's floor
+        bound = async_floor if pt.dispatch == "async" and async_floor else floor
+        fields = pt.fields(timing, bound)
         if v.mode != "primal":
             # the reference compiles reverse (and forward) mode: after the timings
             out = pt.watch.result

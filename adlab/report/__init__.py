@@ -122,8 +122,9 @@ MARKS = {
     "worker thread (a wake-up per call; adlab bench --inline turns this off)",
     "~": "unstable: IQR over 25% of the median, or fewer than 3 repeats",
     "*": "has a note (see --long or the JSON)",
-    "floor": f"{AT_FLOOR}: within {FLOOR_BAND:g}x of the dispatch floor measured beside it: "
-    "the cost of a call, not of its arithmetic (no ratio to f is shown)",
+    "floor": f"{AT_FLOOR}: within {FLOOR_BAND:g}x of the dispatch floor measured beside it "
+    "(for ^, of a trivial program run on a worker thread): the cost of a call, not of its "
+    "arithmetic (no ratio to f is shown)",
 }
 
 
