@@ -201,7 +201,8 @@ class _Run:
         precision = self.series[0][2].precision if self.series else "float64"
         self._noise = machine_noise(precision, self.target_s)
         if self.warn and self._noise > NOISE_LIMIT:
-            warnings.warn(noise_text(self._noise), NoisyMachineWarning, stacklevel=3)
+            # stacklevel: past records() and Sweep.__next__, to the loop that asked
+            warnings.warn(noise_text(self._noise), NoisyMachineWarning, stacklevel=4)
 
     def _size(self, n: int) -> list[Record]:
         """All points of one size: prepared and warmed one by one, then their repeats
