@@ -54,18 +54,14 @@ def crossover_table(records: Iterable[Record], pairs: Sequence[tuple[str, str]])
         real = [c for c in found if c.significant]
         common = sorted(set(by_label[a]) & set(by_label[b]))
         if real:
-            text = "; ".join(_crossing_words(c) for c in real)
+            text = "; ".join(f"{c.faster} faster above n \u2248 {c.n:.3g}"
+                             + (" (tied below)" if c.tied_below else "") for c in real)  # fmt: skip
         elif not common:
             text = "no common sizes"
         else:
             text = _order_words(a, b, by_label, common)
         rows.append((a, b, text))
     return Table.of(("series", "against", "crossover"), rows)
-
-
-def _crossing_words(c) -> str:
-    text = f"{c.faster} faster above n \u2248 {c.n:.3g}"
-    return text + " (tied below)" if c.tied_below else text
 
 
 def _order_words(a: str, b: str, by_label, common: list[int]) -> str:
