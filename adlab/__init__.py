@@ -36,6 +36,8 @@ from .measure import bench as bench
 from .measure import dispatch_floor as dispatch_floor
 from .measure import environment as environment
 from .measure import time_call as time_call
+from .measure.advisor import Advice as Advice
+from .measure.advisor import advise as advise
 from .measure.findings import Crossover as Crossover
 from .measure.findings import compare as compare
 from .measure.findings import crossovers as crossovers

@@ -279,7 +279,8 @@ def test_the_lab_states_only_significant_crossovers(monkeypatch):
               steps_n=2, options=dict(FAST), steps=False)  # fmt: skip
     run_job(job, lambda kind, payload: events.append((kind, payload)), lambda: False)
     notes = [p for kind, p in events if kind == "note"]
-    assert len(notes) == 1 and "noisy" in notes[0] and events[-1] == ("done", None)
+    assert len(notes) == 2 and "noisy" in notes[0] and events[-1] == ("done", None)
+    assert "n = 2 on normal_logpdf" in notes[1]  # the advisor's verdict, after the sweep
 
 
 def test_bench_findings_and_the_notebooks_table_say_tied():

@@ -1,4 +1,4 @@
-"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``.
+"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``advise``.
 
 Each subcommand lives beside the code it drives and registers itself here
 through ``add_parser(subparsers)``; this file only assembles them.
@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .profile import add_parser as add_profile
 
     add_profile(sub)
+    from .advise import add_parser as add_advise
+
+    add_advise(sub)
     return parser
 
 

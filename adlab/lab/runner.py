@@ -2,7 +2,8 @@
 
 A ``Job`` is a snapshot of the Lab's settings. ``run_job`` measures it on the
 worker thread and reports by events, ``emit(kind, payload)``: "total",
-"record", "status", "note", "step", then "done" or "failed". It checks
+"record", "status", "note" (the machine's noise; after the sweep, the
+advisor's verdict at the slider's n), "step", then "done" or "failed". It checks
 ``superseded()`` before each measurement, so a newer run (or Stop) ends it
 there. It never touches a trait: the Lab applies the events on its UI side.
 """
@@ -19,6 +20,7 @@ from .._vocab import Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES, step_errors
 from ..engine.model import Model
 from ..measure import bench
+from ..measure.advisor import advice_from
 from ..measure.findings import Crossover, tied_pairs
 from ..measure.floor import noisy
 from ..measure.series import Series
@@ -135,6 +137,8 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
                     return
         finally:
             sweep.close()
+        # the advisor's verdict at the slider's n, from the records just measured
+        emit("note", advice_from(sweep.records, job.n, job.model.name).describe())
         if job.steps and not _steps(job, emit, superseded):
             return
         emit("done", None)

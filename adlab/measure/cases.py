@@ -170,7 +170,8 @@ def findings(records: Iterable[Record]) -> list[str]:
     """What the records say, in words: growth of each series, the floor, the fastest per n
     (with those tied with it), ratios to f, and the crossovers that stand out of the noise."""
     from .._format import seconds
-    from .findings import compare, crossovers, series_records, series_times, tied_pairs
+    from .advisor import advice_from
+    from .findings import crossovers, series_records, series_times, tied_pairs
     from .floor import AT_FLOOR, ratio_text
 
     records = list(records)
@@ -200,13 +201,11 @@ def findings(records: Iterable[Record]) -> list[str]:
                     if handed_over else f"{seconds(r.floor_s)}, a trivial jitted call")  # fmt: skip
             out.append(f"at n={n}, {', '.join(near)}: {AT_FLOOR} ({what} beside them): "
                        "bound by call overhead, not arithmetic")  # fmt: skip
-    for n in sorted({r.n for r in records}):
-        at = {lab: rs[n] for lab, rs in derivs.items() if n in rs}
-        if at:
-            best = min(at, key=lambda lab: at[lab].median_s)
-            tied = [lab for lab in at if lab != best and compare(at[best], at[lab]) == 0]
-            line = f"fastest derivative at n={n}: {best} ({seconds(at[best].median_s)})"
-            out.append(line + (f", tied with {', '.join(tied)}" if tied else ""))
+    for n in sorted({r.n for r in records}):  # the advisor's verdict, measured sizes only
+        a = advice_from([r for r in records if r.label in derivs], n, predicted=False)
+        if a.best is not None:
+            line = f"fastest derivative at n={n}: {a.best} ({seconds(a.times[a.best])})"
+            out.append(line + (f", tied with {', '.join(a.tied)}" if a.tied else ""))
     measured = [r for r in records if r.mode != "primal" and r.ratio_to_primal is not None]
     if measured:
         top = max(r.n for r in measured)

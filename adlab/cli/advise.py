@@ -1,0 +1,75 @@
+"""``adlab advise``: the fastest way to take the derivative at one n, in one sentence,
+then the evidence.
+
+Registered in ``adlab.cli`` by ``add_parser(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from .._format import jsonable
+from .._vocab import PRECISIONS
+from ..measure.sweep import BUDGET_S, DEFAULT_MODES
+from .bench import _setting
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``advise`` on the ``adlab`` command's subparsers."""
+    p = sub.add_parser(
+        "advise",
+        help="which mode is fastest at one n, beyond the noise, and at what error",
+        description=(
+            "Measure each mode at n (their repeats taken in turn) and say which is fastest "
+            "beyond the noise, by how much over the runner-up, at what error; modes within "
+            "noise of each other are said to be tied. A mode too costly to run at n is "
+            "measured at a few smaller sizes and its time at n predicted (and said so). "
+            "Prints the verdict, then the measurements it rests on."
+        ),
+    )
+    p.add_argument("--model", default="normal_logpdf",
+                   help="catalog name or path to a model file (default normal_logpdf)")  # fmt: skip
+    p.add_argument("--n", type=int, required=True, help="the size to advise on")
+    p.add_argument("--modes", help=f"comma-separated modes (default {','.join(DEFAULT_MODES)})")
+    p.add_argument("--precision", default="float64", choices=PRECISIONS)
+    p.add_argument("--backend", default=None, help="the framework (default jax)")
+    p.add_argument("--budget", type=float, default=BUDGET_S, metavar="S",
+                   help=f"seconds one point may take, compile included ({BUDGET_S})")  # fmt: skip
+    p.add_argument("--set", dest="settings", type=_setting, action="append", default=[],
+                   metavar="KEY=VALUE", help="a model setting, e.g. --set N1=100")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="print only JSON: the advice and its records")  # fmt: skip
+    p.set_defaults(run=run)
+
+
+def advice_json(advice: Any) -> str:
+    """The advice as JSON: its fields, the sentence, and the records in full."""
+    fields = {k: v for k, v in asdict(advice).items() if k != "records"}
+    fields["describe"] = advice.describe()
+    fields["records"] = [r.to_dict() for r in advice.records]
+    return json.dumps(jsonable(fields), indent=1)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import report
+    from ..measure.advisor import advise
+    from ..measure.floor import noisy
+
+    if args.n < 1:
+        raise ValueError(f"--n must be a positive integer, got {args.n}")
+    advice = advise(args.model, args.n, args.modes, precision=args.precision,
+                    backend=args.backend, budget_s=args.budget, warn=False,
+                    settings=dict(args.settings))  # fmt: skip
+    if args.json:
+        print(advice_json(advice))
+    else:
+        print(advice.describe() + "\n")
+        print(report.format_table(advice.records))
+    noise = noisy(advice.records)
+    if noise and args.json:  # the table says it under itself
+        print(f"adlab: note: {noise}", file=sys.stderr)
+    return 0 if advice.best is not None else 2
