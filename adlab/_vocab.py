@@ -20,9 +20,11 @@ SCHEMES: tuple[str, ...] = ("forward", "central", "richardson")
 Precision = Literal["float32", "float64"]
 PRECISIONS: tuple[str, ...] = ("float32", "float64")
 
-#: Where the arithmetic runs. ``numpy`` is the framework-free baseline.
-Backend = Literal["jax", "numpy"]
-BACKENDS: tuple[str, ...] = ("jax", "numpy")
+#: Where the arithmetic runs: the framework whose NumPy-like namespace the model's
+#: ``np`` is, and whose AD and compiler take the derivative. ``numpy`` is the
+#: framework-free baseline (no AD: finite differences and complex step only).
+Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd"]
+BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd")
 
 #: One frame of an interactive 60 Hz page: the budget of question 1.
 FRAME_S = 0.016
@@ -114,7 +116,8 @@ class Record:
     size that have one, and the floor such a point is marked against: that
     hand-off swings most with the load.
     ``env["noise"]`` is how noisy the machine was before the sweep (see
-    ``adlab.measure.floor.machine_noise``).
+    ``adlab.measure.floor.machine_noise``), ``env["sweep"]`` an id shared by the
+    records of one sweep.
     """
 
     model: str

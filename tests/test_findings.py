@@ -49,6 +49,16 @@ def test_compare_widens_by_the_noise_before_the_sweep():
     assert compare(a, b) == -1 and compare(noisy_a, b) == 0
 
 
+def test_points_measured_together_are_compared_without_a_margin():
+    """One size of one sweep took its repeats in turn: the load hit both alike, so the
+    noise before the sweep does not widen their comparison; two sweeps' points it does."""
+    a = rec("a", 1, 1.0, 0.05, env={"noise": 0.5, "sweep": "s1"})
+    b = rec("b", 1, 1.2, 0.05, env={"noise": 0.5, "sweep": "s1"})
+    assert compare(a, b) == -1
+    assert compare(a, rec("b", 1, 1.2, 0.05, env={"noise": 0.5, "sweep": "s2"})) == 0
+    assert compare(a, rec("b", 3, 1.2, 0.05, env={"noise": 0.5, "sweep": "s1"})) == 0
+
+
 def test_compare_widens_by_how_much_the_machine_speed_differed():
     """Two sweeps: the floor beside one took twice the other's. The 1.2x between the
     points is within what the machine itself changed."""
@@ -212,10 +222,11 @@ def test_records_carry_the_floor_measured_beside_them(monkeypatch):
         assert r.median_lo_s <= r.median_s <= r.median_hi_s
         if r.backend == "jax":
             assert r.floor_s > 0 and isinstance(r.at_floor, bool)
-            if not r.at_floor:
-                assert r.median_lo_s > FLOOR_BAND * r.floor_s
+            if not r.at_floor:  # its median is beyond the band of the floor's (top of) interval
+                assert r.median_s > FLOOR_BAND * r.floor_s
         else:
             assert r.floor_s is None and r.at_floor is None
+    assert len({r.env["sweep"] for r in records}) == 1
     floors = {r.n: r.floor_s for r in records if r.backend == "jax"}
     assert len({r.floor_s for r in records if r.backend == "jax" and r.n == 1}) == 1
     assert set(floors) == {1, 2}  # one floor per size, shared by the points of that size

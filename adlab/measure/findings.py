@@ -60,24 +60,33 @@ def _speed_ratio(a: Record, b: Record) -> float:
     return 1.0
 
 
+def _together(a: Record, b: Record) -> bool:
+    """Whether the two were measured together: one size of one sweep, repeats in turn."""
+    sweep = (a.env or {}).get("sweep")
+    return a.n == b.n and sweep is not None and sweep == (b.env or {}).get("sweep")
+
+
 def compare(a: Record, b: Record) -> int:
     """-1 when ``a`` is faster than ``b`` beyond the noise, +1 when slower, 0 when tied.
 
-    Beyond the noise: the top of one median's interval, raised by a margin,
-    stays below the bottom of the other's. The margin is the noise the machine
-    showed before the sweep (``env["noise"]``) and, for records measured at
-    different times (two sweeps), how much the machine's own speed differed
-    between them: the ratio of the floors measured beside each (the thread
-    hand-off's, ``async_floor_s``, for programs run on a worker thread). Load
-    drifts, which the repeats of one point cannot see; the margin covers it.
-    Two points at the same dispatch floor (``at_floor``; one run inline and one
-    on a worker thread have different floors) are tied: both times are the cost
-    of a call. Records without intervals compare by their medians.
+    Beyond the noise: the top of one median's interval stays below the bottom
+    of the other's. Two points of one size of one sweep took their repeats in
+    turn, so load that came and went hit both: their intervals are compared as
+    they are. Records measured apart (two sweeps) are compared with a margin:
+    the noise the machine showed before each sweep (``env["noise"]``) times how
+    much the machine's own speed differed between them, the ratio of the floors
+    measured beside each (the thread hand-off's, ``async_floor_s``, for programs
+    run on a worker thread). Two points at the same dispatch floor (``at_floor``;
+    one run inline and one on a worker thread have different floors) are tied:
+    both times are the cost of a call. Records without intervals compare by
+    their medians.
     """
     if a.at_floor and b.at_floor and _floor(a) == _floor(b):
         return 0
     (a_lo, a_hi), (b_lo, b_hi) = _interval(a), _interval(b)
-    margin = (1.0 + max(_noise(a), _noise(b))) * _speed_ratio(a, b)
+    margin = 1.0
+    if not _together(a, b):
+        margin = (1.0 + max(_noise(a), _noise(b))) * _speed_ratio(a, b)
     if a_hi * margin < b_lo:
         return -1
     if b_hi * margin < a_lo:

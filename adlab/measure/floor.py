@@ -131,10 +131,11 @@ def at_floor(t: Timing, floor: Timing | None) -> bool | None:
     """Whether a timing is within noise of the floor measured beside it (None: no floor);
     for a program JAX runs on a worker thread, the floor is the hand-off's.
 
-    Its interval must reach down to ``FLOOR_BAND`` times the top of the floor's.
+    Its median must be within ``FLOOR_BAND`` times the top of the floor's interval
+    (not its own interval's bottom: on a busy machine that reaches down to the floor
+    for points whose typical call takes a hundred times longer).
     """
     if floor is None:
         return None
-    lo = t.median_lo_s if t.median_lo_s is not None else t.median_s
     hi = floor.median_hi_s if floor.median_hi_s is not None else floor.median_s
-    return bool(lo <= FLOOR_BAND * hi)
+    return bool(t.median_s <= FLOOR_BAND * hi)

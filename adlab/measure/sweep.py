@@ -17,6 +17,7 @@ into each record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarnin
 from __future__ import annotations
 
 import time
+import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -183,11 +184,13 @@ class _Run:
         self.total = len(sizes) * (len(primals) + len(derivs))
         self._env: dict[str, dict] = {}
         self._noise: float | None = None
+        self.id = uuid.uuid4().hex[:12]  # env["sweep"]: which records were measured together
         self._prepared: dict[tuple, tuple[Any, list[str]]] = {}
 
     def env(self, precision: str) -> dict[str, Any]:
         if precision not in self._env:
-            self._env[precision] = {**environment(precision), "noise": self._noise}
+            self._env[precision] = {**environment(precision), "noise": self._noise,
+                                    "sweep": self.id}  # fmt: skip
         return self._env[precision]
 
     # ------------------------------------------------------------- sweep
