@@ -13,10 +13,12 @@ import numpy as np
 
 
 def f64(a):
-    """Promote arrays, scalars and dicts of them to float64."""
+    """Promote arrays, scalars and dicts of them to float64 (complex128 if complex: the
+    second-order tests differentiate these gradients once more by complex step)."""
     if isinstance(a, dict):
         return {k: f64(v) for k, v in a.items()}
-    return np.asarray(a, dtype=np.float64)
+    a = np.asarray(a)
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
 
 
 def normal_logpdf(theta, data):
@@ -132,6 +134,24 @@ def wide_moments(x):
     return np.stack([-x * w, w * (1 - x**2), w * x * (2 - x**2)])
 
 
+def bvp_residual(u, force=1.0):
+    """r_i = (2 u_i - u_{i-1} - u_{i+1}) / h^2 + u_i^3 - F, h = 1/(n+1), u_0 = u_{n+1} = 0:
+    dr_i/du_i = 2/h^2 + 3 u_i^2, dr_i/du_{i+-1} = -1/h^2 (tridiagonal)."""
+    u = f64(u)
+    n = u.size
+    h = 1.0 / (n + 1)
+    off = -np.ones(n - 1) / h**2
+    return np.diag(2.0 / h**2 + 3.0 * u**2) + np.diag(off, 1) + np.diag(off, -1)
+
+
+def logistic_regression(w, X, y, lam=1.0):
+    """f = sum log(1 + e^z) - y z + lam/2 |w|^2, z = X w  =>  df/dw = X^T (s - y) + lam w,
+    s = 1 / (1 + e^-z)."""
+    w, X, y = f64(w), f64(X), f64(y)
+    s = 1.0 / (1.0 + np.exp(-(X @ w)))
+    return X.T @ (s - y) + lam * w
+
+
 # catalog name -> (settings, hand derivative taking setup's arguments)
 SMALL_MLP = {"N1": 8, "N2": 3}
 HAND = {
@@ -142,6 +162,8 @@ HAND = {
     "mlp_per_sample": (SMALL_MLP, lambda p, xs: mlp(p, xs, 8, 3)),
     "gaussian_residual": ({}, gaussian_residual_x),
     "wide_moments": ({}, wide_moments),
+    "bvp_residual": ({}, bvp_residual),
+    "logistic_regression": ({}, logistic_regression),
 }
 
 

@@ -77,6 +77,21 @@ def mp_gaussian_residual(d, x):
     return [di - c * gi for di, gi in zip(d, g, strict=True)]
 
 
+def mp_bvp_residual(u):
+    n = len(u)
+    h = 1 / mpmath.mpf(n + 1)
+    padded = [mpmath.mpf(0), *u, mpmath.mpf(0)]
+    return [(2 * padded[i + 1] - padded[i] - padded[i + 2]) / h**2 + padded[i + 1] ** 3 - 1
+            for i in range(n)]  # fmt: skip
+
+
+def mp_logistic_regression(w, X, y):
+    X, y = np.asarray(X, dtype=np.float64), mpv(y)
+    z = [sum(mpmath.mpf(float(a)) * b for a, b in zip(row, w, strict=True)) for row in X]
+    nll = sum(mpmath.log(1 + mpmath.exp(zi)) - yi * zi for zi, yi in zip(z, y, strict=True))
+    return nll + sum(v**2 for v in w) / 2
+
+
 def mp_mlp(n1, n2):
     def f(p, xs):
         w1, b1 = p[:n1], p[n1 : 2 * n1]
@@ -125,6 +140,8 @@ CASES = [  # (catalog name, settings, mpmath twin, sizes, digits)
     ("gaussian_residual", {}, mp_gaussian_residual, (11, 21), 150),
     ("mlp_batched", MLP, mp_mlp(4, 3), (1, 3), 50),
     ("mlp_per_sample", MLP, mp_mlp(4, 3), (2,), 50),
+    ("bvp_residual", {}, mp_bvp_residual, (1, 6), 50),
+    ("logistic_regression", {}, mp_logistic_regression, (1, 4), 50),
 ]
 
 

@@ -1,0 +1,162 @@
+"""Index sets through one primitive: the rules ``adlab.engine.sparsity`` walks a program with.
+
+A pattern is a boolean ``scipy.sparse.csr_array`` with one row per entry of a
+variable and one column per input: the inputs that entry depends on. None
+stands for a variable that depends on no input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+#: a cumulative operation that would need more index pairs than this is taken as dense
+PAIRS_MAX = 20_000_000
+
+
+def as_bool(m: Any) -> sp.csr_array:
+    """``m`` as a boolean CSR array, duplicates summed and indices sorted."""
+    out = sp.csr_array(m, dtype=bool)
+    out.sum_duplicates()
+    out.sort_indices()
+    return out
+
+
+def empty(rows: int, n: int) -> sp.csr_array:
+    return sp.csr_array((rows, n), dtype=bool)
+
+
+def size_of(aval: Any) -> int:
+    return int(np.prod(aval.shape, dtype=np.int64))
+
+
+def inexact(aval: Any) -> bool:
+    return np.issubdtype(np.dtype(aval.dtype), np.inexact)
+
+
+def take(p: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
+    """Rows ``idx`` of ``p``; an index below 0 gives an empty row."""
+    idx = np.asarray(idx, dtype=np.int64).ravel()
+    keep = idx >= 0
+    rows = p[np.where(keep, idx, 0)]
+    if not keep.all():
+        rows = sp.diags_array(keep.astype(np.int8), dtype=np.int8) @ rows
+    return as_bool(rows)
+
+
+def mapped(pairs_out: np.ndarray, pairs_in: np.ndarray, rows: int, cols: int) -> sp.csr_array:
+    """The 0/1 matrix with a one at each (out, in) pair."""
+    ones = np.ones(pairs_out.size, dtype=np.int8)
+    return sp.csr_array((ones, (pairs_out.ravel(), pairs_in.ravel())), shape=(rows, cols))
+
+
+def dot_map(shape_out, mine, other, contract, batch, mine_first: bool) -> tuple:
+    """(out, in) index pairs of ``dot_general`` for one operand: each of its entries
+    feeds the outputs at its batch and free coordinates, across the other's free ones."""
+    (c_me, c_other), (b_me, b_other) = contract, batch
+    free_me = [d for d in range(len(mine)) if d not in c_me and d not in b_me]
+    free_other = [d for d in range(len(other)) if d not in c_other and d not in b_other]
+    strides = np.cumprod((1, *shape_out[::-1]))[:-1][::-1].astype(np.int64)
+    nb = len(b_me)
+    free_at = nb + (0 if mine_first else len(free_other))
+    other_at = nb + (len(free_me) if mine_first else 0)
+    coords = np.indices(mine).reshape(len(mine), -1).astype(np.int64)
+    base = sum((coords[d] * strides[k] for k, d in enumerate(b_me)), np.zeros(coords.shape[1],
+               dtype=np.int64))  # fmt: skip
+    for k, d in enumerate(free_me):
+        base = base + coords[d] * strides[free_at + k]
+    fshape = tuple(other[d] for d in free_other)
+    fcoords = (
+        np.indices(fshape).reshape(len(fshape), -1).astype(np.int64)
+        if fshape
+        else (np.zeros((0, 1), dtype=np.int64))
+    )
+    off = np.zeros(fcoords.shape[1], dtype=np.int64)
+    for k in range(len(fshape)):
+        off = off + fcoords[k] * strides[other_at + k]
+    out = base[:, None] + off[None, :]
+    return out, np.broadcast_to(np.arange(coords.shape[1])[:, None], out.shape)
+
+
+def union(ins: list, size: int) -> sp.csr_array | None:
+    """Elementwise: each entry depends on what the same entry of each operand does."""
+    out = None
+    for p in ins:
+        if p is None:
+            continue
+        if p.shape[0] != size:  # a rank-0 operand, broadcast
+            p = take(p, np.zeros(size, dtype=np.int64))
+        out = p if out is None else out + p
+    return None if out is None else as_bool(out)
+
+
+def moved(eqn, ins: list, known: list) -> list | None:
+    """Where each entry goes, found by running the primitive on labels (1 + the entry's
+    index; 0 for none); None where an index operand is not known."""
+    labels, stack, offset = [], [], 0
+    for a, p, k in zip(eqn.invars, ins, known, strict=True):
+        if inexact(a.aval):
+            size = size_of(a.aval)
+            labels.append(np.arange(offset + 1, offset + size + 1, dtype=np.int32)
+                          .reshape(a.aval.shape) if p is not None
+                          else np.zeros(a.aval.shape, np.int32))  # fmt: skip
+            if p is not None:
+                stack.append(p)
+                offset += size
+        elif k is not None:
+            labels.append(k)
+        else:  # indices computed from x or the data: where entries go is unknown
+            return None
+    try:
+        out = eqn.primitive.bind(*labels, **eqn.params)
+    except Exception:
+        return None
+    outs = out if eqn.primitive.multiple_results else [out]
+    every = as_bool(sp.vstack(stack)) if len(stack) > 1 else stack[0]
+    return [take(every, np.asarray(o).ravel().astype(np.int64) - 1) for o in outs]
+
+
+def reduced(eqn, p: sp.csr_array) -> sp.csr_array:
+    """A reduction over ``axes``: each output entry takes the union of what it reduces."""
+    shape = eqn.invars[0].aval.shape
+    axes = tuple(eqn.params["axes"])
+    kept = [d for d in range(len(shape)) if d not in axes]
+    coords = np.indices(shape).reshape(len(shape), -1)
+    kshape = tuple(shape[d] for d in kept)
+    out = (np.ravel_multi_index(tuple(coords[kept]), kshape) if kept
+           else np.zeros(coords.shape[1], dtype=np.int64))  # fmt: skip
+    rows = int(np.prod(kshape, dtype=np.int64))
+    return as_bool(mapped(out, np.arange(out.size), rows, out.size) @ p)
+
+
+def cumulative(eqn, p: sp.csr_array) -> sp.csr_array | None:
+    """A cumulative sum (product, max...): each entry takes the union of those before it
+    along the axis (after it, reversed); None where that is too many pairs to list."""
+    shape = eqn.invars[0].aval.shape
+    axis, length = eqn.params["axis"], shape[eqn.params["axis"]]
+    lines = np.moveaxis(np.arange(int(np.prod(shape))).reshape(shape), axis, -1)
+    lines = lines.reshape(-1, length)
+    if lines.shape[0] * length * (length + 1) // 2 > PAIRS_MAX:
+        return None
+    at, before = np.tril_indices(length)  # output position at >= input position before
+    if eqn.params.get("reverse", False):
+        at, before = before, at
+    return as_bool(mapped(lines[:, at], lines[:, before], lines.size, lines.size) @ p)
+
+
+def dot(eqn, ins: list) -> sp.csr_array | None:
+    """``dot_general``: each output entry takes the union over its contracted entries."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    shape_out = eqn.outvars[0].aval.shape
+    size_out = size_of(eqn.outvars[0].aval)
+    a, b = (v.aval.shape for v in eqn.invars)
+    parts = []
+    if ins[0] is not None:
+        o, i = dot_map(shape_out, a, b, (lc, rc), (lb, rb), mine_first=True)
+        parts.append(mapped(o, i, size_out, size_of(eqn.invars[0].aval)) @ ins[0])
+    if ins[1] is not None:
+        o, i = dot_map(shape_out, b, a, (rc, lc), (rb, lb), mine_first=False)
+        parts.append(mapped(o, i, size_out, size_of(eqn.invars[1].aval)) @ ins[1])
+    return union([as_bool(q) for q in parts], size_out)

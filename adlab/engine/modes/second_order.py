@@ -1,0 +1,232 @@
+"""Second derivatives: the Hessian and the Hessian-vector product (HVP), by composition.
+
+A second derivative nests two first-order modes: the inner one differentiates
+f, the outer one differentiates the inner one's program. Each composition is
+an entry of ``COMPOSITIONS``, named "outer-over-inner" as in JAX's docs:
+
+- forward-over-reverse: the JVP of the reverse gradient (``jax.hessian``).
+- reverse-over-reverse: the VJP of the reverse gradient.
+- reverse-over-forward: the VJP of a JVP of f.
+- forward-over-forward: the JVP of the forward gradient, which takes n JVPs of f.
+- numeric: central differences of the reverse gradient (not of f: differencing
+  f twice loses twice the digits; this loses those of one difference).
+- complex-step (Hessian only): Im grad f(x + ih e_j) / h, the complex step of the
+  reverse gradient, for an analytic f (the first-order check of f's program
+  refuses non-analytic operations, with the user's line).
+
+An HVP costs a small constant times f whichever of the first three is used
+(Pearlmutter 1994): one pass of the outer mode over the inner program. A
+Hessian is n HVPs. Over a forward gradient each pass drags n tangents along.
+
+The modes register as ``hessian`` and ``hvp``: ``prepare(model, x, *args,
+mode="hessian", scheme="forward-over-reverse")`` compiles one, and a sweep's
+variant ``hessian[forward-over-reverse]`` names one. An HVP's direction v is
+the argument right after the differentiated one (``adlab.engine.second``
+inserts it). Only JAX nests its modes here; a backend that can adds its name
+to ``backends`` below, with compositions of its own primitives.
+
+References:
+    Pearlmutter, "Fast exact multiplication by the Hessian", Neural Computation
+    6(1), 1994. Griewank & Walther, *Evaluating Derivatives*, 2nd ed., SIAM 2008,
+    ch. 5 (second-order adjoints). Nocedal & Wright, *Numerical Optimization*,
+    2nd ed., 2006, sec. 8.1 (Hessians from gradient differences).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import memory as _memory
+from ._registry import Built, Spec, get_rule, register
+
+#: the frameworks whose modes nest here (see the module docstring)
+BACKENDS: tuple[str, ...] = ("jax",)
+#: an HVP costs at most about this many times f, for the three cheap compositions: the
+#: guide the cost shown beside it is read against (Pearlmutter 1994; Griewank & Walther)
+HVP_BOUND = 5.0
+
+
+def _of_x(f: Callable, args: tuple, i: int) -> Callable:
+    """f as a function of argument i alone, the others held."""
+    return lambda x: f(*args[:i], x, *args[i + 1 :])
+
+
+def _grad(f: Callable, i: int) -> Callable:
+    """The reverse gradient of f in argument i; holomorphic at a complex x (complex step)."""
+
+    def g(*args):
+        holo = jnp.iscomplexobj(args[i])
+        return jax.grad(f, argnums=i, holomorphic=holo)(*args)
+
+    return g
+
+
+@dataclass(frozen=True)
+class Composition:
+    """One way of nesting modes.
+
+    Attributes:
+        name: "outer-over-inner", or "numeric" / "complex-step".
+        hessian: ``hessian(spec) -> fn(*args)``, the n x n Hessian.
+        hvp: ``hvp(f, i) -> fn(*args, v)``, or None where it has no HVP.
+        passes: ``passes(n, hvp) -> int``: the passes of the composed program
+            (gradient evaluations for "numeric" and "complex-step").
+        exact: False for finite differences (an error O(h^2) besides rounding).
+    """
+
+    name: str
+    hessian: Callable[[Spec], Callable]
+    hvp: Callable[[Callable, int], Callable] | None
+    passes: Callable[[int, bool], int]
+    exact: bool = True
+
+
+def _nested(outer: Callable, inner: Callable) -> Callable[[Spec], Callable]:
+    i_of = lambda spec: spec.indices[0]  # noqa: E731
+
+    def build(spec: Spec) -> Callable:
+        i = i_of(spec)
+        return lambda *args: outer(inner(spec.f, argnums=i), argnums=i)(*args)
+
+    return build
+
+
+def _hvp_fwd_rev(f, i):
+    return lambda *a: jax.jvp(_of_x(_grad(f, i), a[:-1], i), (a[i],), (a[-1],))[1]
+
+
+def _hvp_rev_rev(f, i):
+    def fn(*a):
+        g = _of_x(_grad(f, i), a[:-1], i)
+        return jax.grad(lambda x: jnp.vdot(g(x), a[-1]))(a[i])
+
+    return fn
+
+
+def _hvp_rev_fwd(f, i):
+    def fn(*a):
+        fx = _of_x(f, a[:-1], i)
+        return jax.grad(lambda x: jax.jvp(fx, (x,), (a[-1],))[1])(a[i])
+
+    return fn
+
+
+def _hvp_fwd_fwd(f, i):
+    return lambda *a: jax.jvp(_of_x(jax.jacfwd(f, argnums=i), a[:-1], i), (a[i],), (a[-1],))[1]
+
+
+def _hvp_numeric(f, i):
+    """(g(x + h v) - g(x - h v)) / 2h, g the reverse gradient, h ~ eps^(1/3) scaled to x, v."""
+
+    def fn(*a):
+        x, v = a[i], a[-1]
+        g = _of_x(_grad(f, i), a[:-1], i)
+        eps = jnp.finfo(x.dtype).eps
+        size = jnp.maximum(jnp.max(jnp.abs(v)), jnp.finfo(x.dtype).tiny)
+        h = eps ** (1 / 3) * jnp.maximum(jnp.max(jnp.abs(x)), 1.0) / size
+        return (g(x + h * v) - g(x - h * v)) / (2 * h)
+
+    return fn
+
+
+def _first_order(mode: str, spec: Spec, symmetric: bool) -> Callable:
+    """The first-order ``mode``'s Jacobian of the reverse gradient: a Hessian column by column."""
+    i = spec.indices[0]
+    inner = replace(spec, f=_grad(spec.f, i), wrt=i, out_shape=np.shape(spec.args[i]),
+                    scheme="central", f_jax=spec.f_jax)  # fmt: skip
+    fn = get_rule(mode).build(inner).fn
+    if not symmetric:
+        return fn
+    return lambda *args: (lambda h: (h + h.T) / 2)(fn(*args))
+
+
+COMPOSITIONS: dict[str, Composition] = {
+    c.name: c
+    for c in (
+        Composition("forward-over-reverse", _nested(jax.jacfwd, jax.grad), _hvp_fwd_rev,
+                    lambda n, hvp: 1 if hvp else n),
+        Composition("reverse-over-forward", _nested(jax.jacrev, jax.jacfwd), _hvp_rev_fwd,
+                    lambda n, hvp: 1 if hvp else n * n),
+        Composition("reverse-over-reverse", _nested(jax.jacrev, jax.grad), _hvp_rev_rev,
+                    lambda n, hvp: 1 if hvp else n),
+        Composition("forward-over-forward", _nested(jax.jacfwd, jax.jacfwd), _hvp_fwd_fwd,
+                    lambda n, hvp: n if hvp else n * n),
+        # the differences are symmetrized, (H + H^T) / 2: the exact Hessian is symmetric
+        Composition("numeric", lambda spec: _first_order("numeric", spec, True), _hvp_numeric,
+                    lambda n, hvp: 2 if hvp else 2 * n, exact=False),
+        Composition("complex-step", lambda spec: _first_order("complex-step", spec, False), None,
+                    lambda n, hvp: n),
+    )
+}  # fmt: skip
+NAMES: tuple[str, ...] = tuple(COMPOSITIONS)
+HVP_NAMES: tuple[str, ...] = tuple(c.name for c in COMPOSITIONS.values() if c.hvp is not None)
+
+#: what a record's note says of each inexact composition
+NOTES = {
+    "numeric": "central differences of the reverse gradient (not of f), symmetrized",
+    "complex-step": "complex step of the reverse gradient",
+}
+
+
+class NotScalar(ValueError):
+    """f returns a vector where a second derivative needs a scalar (named at the user's
+    return line by ``adlab.engine.second``)."""
+
+
+def check_spec(spec: Spec, what: str) -> int:
+    """The differentiated argument's size; a ValueError where a second derivative cannot be."""
+    if isinstance(spec.wrt, tuple) and len(spec.wrt) != 1:
+        raise ValueError(f"a {what} differentiates one argument; got wrt={spec.wrt!r}: "
+                         "choose one with wrt=i")  # fmt: skip
+    if spec.out_shape != ():
+        raise NotScalar(f"a {what} needs f to return a scalar; f returns shape {spec.out_shape}")
+    shape = np.shape(spec.args[spec.indices[0]])
+    if len(shape) > 1:
+        raise ValueError(
+            f"a {what} here needs the differentiated argument to be a scalar or 1-D array; "
+            f"argument {spec.indices[0]} has shape {shape}: flatten it (x.reshape(-1)) in f"
+        )
+    return int(np.prod(shape, dtype=int))
+
+
+def _composition(name: str, hvp: bool) -> Composition:
+    if name not in COMPOSITIONS:
+        raise ValueError(f"unknown composition {name!r}; choose one of {list(NAMES)}")
+    c = COMPOSITIONS[name]
+    if hvp and c.hvp is None:
+        raise ValueError(
+            f"hvp has no mode {name!r}: adlab offers complex step for the full Hessian only; "
+            "use 'forward-over-reverse' (exact, one pass) or 'numeric'"
+        )
+    return c
+
+
+@register("hessian", backends=BACKENDS, summary="the Hessian, by a composition of modes",
+          eager_cures=True, schemes=NAMES, order=2)  # fmt: skip
+def hessian(spec: Spec) -> Built:
+    n = check_spec(spec, "Hessian")
+    c = _composition(spec.scheme, hvp=False)
+    _memory.check(n * n * np.dtype(spec.dtype).itemsize, f"the Hessian ({n} x {n})")
+    return Built(c.hessian(spec), f_evals=c.passes(n, False), note=NOTES.get(c.name))
+
+
+@register("hvp", backends=BACKENDS, summary="the Hessian times v, by a composition of modes",
+          eager_cures=True, schemes=HVP_NAMES, order=2)  # fmt: skip
+def hvp(spec: Spec) -> Built:
+    """``spec.f`` takes v after the differentiated argument and ignores it (see the docstring)."""
+    n = check_spec(spec, "Hessian-vector product")
+    c = _composition(spec.scheme, hvp=True)
+    i = spec.indices[0]
+    # the compositions take f without v, and v last; spec.f ignores its v, so any array serves
+    f = lambda *b: spec.f(*b[: i + 1], b[i], *b[i + 1 :])  # noqa: E731
+    product = c.hvp(f, i)
+
+    def fn(*a):
+        return product(*a[: i + 1], *a[i + 2 :], a[i + 1])
+
+    return Built(fn, f_evals=c.passes(n, True), note=NOTES.get(c.name))

@@ -1,0 +1,213 @@
+"""``hessian`` and ``hvp``: second derivatives in every composition of modes.
+
+Both compile through ``prepare`` (modes ``hessian`` and ``hvp`` of the
+registry, ``adlab.engine.modes.second_order``), so data binding, compile time,
+``p.f_evals`` and ``p.cost()`` work as for first derivatives. An HVP's
+direction v is held like data: ``p(x)`` takes the product at a new x along the
+bound v; ``p(x, v, *args)`` binds a new v (and data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import jax
+import numpy as np
+
+from .._vocab import ModelError
+from .derivative import DerivativeInfo, prepare
+from .model import Model, _normalize_wrt
+from .modes.second_order import BACKENDS, NAMES, NotScalar
+from .prepared import Prepared
+from .userline import source_line
+
+
+def _model(f_or_model: Callable | Model) -> Model:
+    return f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
+
+
+def _check(kind: str, mode: str, backend: str) -> None:
+    if mode not in NAMES:
+        raise ValueError(f"unknown {kind} mode {mode!r}; choose one of {list(NAMES)}")
+    if backend not in BACKENDS:
+        runs = " or ".join(repr(b) for b in BACKENDS)
+        raise ValueError(
+            f"{kind} mode {mode!r} is not available on backend {backend!r} yet: only "
+            f"{runs} nests its modes here; use backend='jax'"
+        )
+
+
+def _index(model: Model, wrt: Any, nargs: int) -> int:
+    """The one differentiated argument's index in 0..nargs-1."""
+    wrt = model.wrt if wrt is None else _normalize_wrt(wrt)
+    if isinstance(wrt, tuple):
+        if len(wrt) != 1:
+            raise ValueError(f"a second derivative differentiates one argument; got "
+                             f"wrt={wrt!r}: choose one with wrt=i")  # fmt: skip
+        wrt = wrt[0]
+    if not -nargs <= wrt < nargs:
+        raise ValueError(f"wrt={wrt!r} is out of range: f gets {nargs} argument(s)")
+    return wrt % nargs
+
+
+def _scalar_error(model: Model, exc: NotScalar) -> ModelError:
+    """A vector f named at its return line, in the user's terms."""
+    line = None
+    if model.source is not None and model._return_lineno is not None:
+        line = source_line(next(iter(model._files)), model._return_lineno)
+    return ModelError(str(exc), lineno=model._return_lineno, line=line,
+                      hint="return a scalar (e.g. np.sum(r**2) / 2 for residuals r), or "
+                      "use derivative() for the Jacobian of a vector f")  # fmt: skip
+
+
+def derived(model: Model, f: Callable) -> Model:
+    """A model computing ``f`` instead, whose failures still name the model's lines."""
+    return replace(Model.from_function(f, name=model.name), _files=model._files)
+
+
+def with_direction(model: Model, i: int) -> Model:
+    """``model`` whose f takes an HVP's v right after argument i, and ignores it."""
+    f = model.function("jax")  # only JAX nests its modes here (see BACKENDS)
+    return derived(model, lambda *a: f(*a[: i + 1], *a[i + 2 :]))
+
+
+def prepare_hessian(
+    f_or_model: Callable | Model,
+    x: Any,
+    *args: Any,
+    mode: str = "forward-over-reverse",
+    wrt: int | None = None,
+    jit: bool = True,
+    precision: str = "float64",
+    backend: str = "jax",
+    sparse: bool = False,
+    step: Any = None,
+) -> Any:
+    """Compile the Hessian of a scalar ``f(x, *args)``; see ``hessian``.
+
+    Returns:
+        A ``Prepared`` (``p(x)``, ``p.compile_s``, ``p.f_evals``, ``p.cost()``), or
+        with ``sparse=True`` a ``SparsePrepared`` returning ``scipy.sparse.csr_array``.
+    """
+    model = _model(f_or_model)
+    _check("hessian", mode, backend)
+    i = _index(model, wrt, 1 + len(args))
+    try:
+        if sparse:
+            from .sparse import prepare_sparse
+
+            return prepare_sparse(model, x, *args, kind="hessian", composition=mode, wrt=i,
+                                  jit=jit, precision=precision, backend=backend)  # fmt: skip
+        return prepare(model, x, *args, mode="hessian", scheme=mode, wrt=i, jit=jit,
+                       precision=precision, backend=backend, step=step)  # fmt: skip
+    except NotScalar as exc:
+        raise _scalar_error(model, exc) from None
+
+
+def prepare_hvp(
+    f_or_model: Callable | Model,
+    x: Any,
+    v: Any,
+    *args: Any,
+    mode: str = "forward-over-reverse",
+    wrt: int | None = None,
+    jit: bool = True,
+    precision: str = "float64",
+    backend: str = "jax",
+) -> Prepared:
+    """Compile the Hessian-vector product of a scalar ``f(x, *args)``; see ``hvp``.
+
+    Returns:
+        A ``Prepared``: ``p(x)`` at a new x along the bound v; ``p(x, v, *args)``
+        binds a new v and data (v always follows the differentiated argument).
+    """
+    model = _model(f_or_model)
+    _check("hvp", mode, backend)
+    if mode == "complex-step":
+        raise ValueError("hvp has no mode 'complex-step': adlab offers complex step for the "
+                         "full Hessian only; use 'forward-over-reverse' (exact, one pass) "
+                         "or 'numeric'")  # fmt: skip
+    given = (x, *args)
+    i = _index(model, wrt, len(given))
+    if np.shape(v) != np.shape(given[i]):
+        raise ValueError(f"v must have the shape of the differentiated argument {i}, "
+                         f"{np.shape(given[i])}; got {np.shape(v)}")  # fmt: skip
+    inputs = (*given[: i + 1], v, *given[i + 1 :])
+    try:
+        return prepare(with_direction(model, i), *inputs, mode="hvp", scheme=mode, wrt=i,
+                       jit=jit, precision=precision, backend=backend)  # fmt: skip
+    except NotScalar as exc:
+        raise _scalar_error(model, exc) from None
+
+
+def _value(p: Any, full_output: bool) -> Any:
+    value = p(*p.inputs)
+    if hasattr(p, "info"):  # sparse: a csr_array and its own info
+        return (value, p.info()) if full_output else value
+    # NumPy, not jax.Array: a float64 jax.Array used outside adlab's precision
+    # scope is truncated to float32 by later jnp calls
+    value = jax.tree_util.tree_map(np.asarray, value)
+    if not full_output:
+        return value
+    return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, p.trusted, p.note)
+
+
+def hessian(
+    f_or_model: Callable | Model,
+    x: Any,
+    *args: Any,
+    mode: str = "forward-over-reverse",
+    wrt: int | None = None,
+    precision: str = "float64",
+    jit: bool = True,
+    backend: str = "jax",
+    sparse: bool = False,
+    full_output: bool = False,
+) -> Any:
+    """The Hessian of a scalar ``f(x, *args)`` in argument ``wrt``: an (n, n) NumPy array.
+
+    Args:
+        f_or_model: a ``Model`` or a function written with ``jax.numpy``.
+        x, *args: f's arguments; the differentiated one is a scalar or 1-D array.
+        mode: how the modes nest: "forward-over-reverse" (``jax.hessian``'s choice),
+            "reverse-over-forward", "reverse-over-reverse", "forward-over-forward",
+            "numeric" (central differences of the reverse gradient, symmetrized) or
+            "complex-step" (complex step of the reverse gradient: f must be analytic).
+        wrt: the argument index; default 0 (or the model's ``wrt``).
+        precision, jit, backend: as for ``derivative``; only JAX nests its modes yet.
+        sparse: a ``scipy.sparse.csr_array``, from the pattern of the gradient's
+            program, star-colored: one HVP per color (``adlab.engine.sparse``).
+        full_output: also return a ``DerivativeInfo`` (f_evals: passes, compile_s).
+
+    References:
+        Pearlmutter, Neural Computation 6(1), 1994; Gebremedhin, Manne & Pothen,
+        SIAM Review 47(4), 2005 (coloring a Hessian).
+    """
+    p = prepare_hessian(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
+                        backend=backend, sparse=sparse)  # fmt: skip
+    return _value(p, full_output)
+
+
+def hvp(
+    f_or_model: Callable | Model,
+    x: Any,
+    v: Any,
+    *args: Any,
+    mode: str = "forward-over-reverse",
+    wrt: int | None = None,
+    precision: str = "float64",
+    jit: bool = True,
+    backend: str = "jax",
+    full_output: bool = False,
+) -> Any:
+    """The Hessian of a scalar ``f(x, *args)`` times ``v`` (shaped like the argument ``wrt``).
+
+    Modes as for ``hessian`` but complex step. The first three cost one pass each,
+    a small constant times f (``HVP_BOUND``); "forward-over-forward" costs n, since
+    its inner gradient takes n forward passes; "numeric" takes two reverse gradients.
+    """
+    p = prepare_hvp(f_or_model, x, v, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
+                    backend=backend)  # fmt: skip
+    return _value(p, full_output)

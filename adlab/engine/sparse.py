@@ -1,0 +1,184 @@
+"""Sparse Jacobians and Hessians: the program's pattern, colored, in one pass per color.
+
+``prepare(..., sparse=True)`` and ``prepare_hessian(..., sparse=True)`` come
+here. The pattern is read from f's program (``adlab.engine.sparsity``), never
+from sampled points; its columns (forward mode), rows (reverse mode) or
+vertices (a Hessian, star coloring) are colored (``adlab.engine.coloring``);
+the compressed derivative takes one pass per color, a JVP along the sum of a
+color's seed vectors (a VJP, an HVP), all batched by ``jax.vmap``; each
+nonzero is then read from it. What is compiled is that whole computation, so
+``p.compile_s`` and ``p.cost()`` are its own, and ``p(x)`` returns a
+``scipy.sparse.csr_array``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse as sp
+
+from .args import _cast_args
+from .coloring import Coloring, color_columns, color_rows, recovery, star_color
+from .derivative import DerivativeInfo, prepare
+from .model import Model
+from .modes.second_order import COMPOSITIONS, HVP_NAMES, NotScalar
+from .precision import dtype_of, precision_scope
+from .second import derived
+from .sparsity import Detected, hessian_pattern, jacobian_pattern
+
+KINDS = ("forward", "reverse", "hessian")
+
+
+def _seeds(colors: np.ndarray, count: int, dtype: Any) -> jax.Array:
+    """(len(colors), count): column c sums the unit vectors of color c."""
+    return (jnp.asarray(colors)[:, None] == jnp.arange(count)[None, :]).astype(dtype)
+
+
+def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at: tuple,
+                composition: str | None) -> Any:  # fmt: skip
+    """A function of f's arguments: the pattern's nonzeros, in CSR order."""
+    a_idx, b_idx = at
+    colors, count = coloring.colors, coloring.count
+
+    def fn(*args: Any) -> Any:
+        x = args[i]
+
+        def fx(xf):
+            return jnp.ravel(f(*args[:i], xf.reshape(shape), *args[i + 1 :]))
+
+        xf = jnp.ravel(x)
+        if kind == "forward":
+            seeds = _seeds(colors, count, xf.dtype)
+            out = jax.vmap(lambda s: jax.jvp(fx, (xf,), (s,))[1], in_axes=1, out_axes=1)(seeds)
+        elif kind == "reverse":
+            y, pull = jax.vjp(fx, xf)
+            seeds = _seeds(colors, count, y.dtype)
+            out = jax.vmap(lambda w: pull(w)[0], in_axes=1)(seeds)
+        else:
+            product = COMPOSITIONS[composition].hvp(f, i)
+            seeds = _seeds(colors, count, xf.dtype)
+            out = jax.vmap(lambda s: jnp.ravel(product(*args, s.reshape(shape))), in_axes=1,
+                           out_axes=1)(seeds)  # fmt: skip
+        return out[a_idx, b_idx]
+
+    return fn
+
+
+class SparsePrepared:
+    """A sparse derivative compiled for one set of shapes: ``p(x)`` -> ``csr_array``.
+
+    ``p(x, *args)`` binds new data, as ``Prepared`` does; the pattern holds for
+    any data of the same shapes (it is read with the data as unknowns).
+
+    Attributes:
+        pattern: the boolean pattern (outputs x inputs; a Hessian's is n x n).
+        coloring: the ``Coloring``: ``colors`` per column/row/vertex, ``count``.
+        colors: the number of colors, i.e. of passes (JVPs, VJPs or HVPs).
+        nnz: the pattern's nonzeros.
+        notes: primitives the detection took as dense (a valid, larger pattern).
+        mode, scheme: "forward" / "reverse" (scheme None), or "hessian" and its composition.
+        f_evals: passes per derivative: colors, times each HVP's own passes.
+        compile_s, inputs, precision, backend, jit, wrt, trusted, note, step: as ``Prepared``.
+    """
+
+    def __init__(self, inner: Any, detected: Detected, coloring: Coloring, mode: str,
+                 scheme: str | None, passes: int) -> None:  # fmt: skip
+        self._inner = inner
+        self.pattern = detected.pattern
+        self.coloring = coloring
+        self.colors = coloring.count
+        self.nnz = detected.nnz
+        self.notes = detected.notes
+        self.mode, self.scheme = mode, scheme
+        self.f_evals = coloring.count * passes
+        self.note = "; ".join(detected.notes) or None
+        self.trusted, self.step = True, None
+        for name in ("compile_s", "precision", "backend", "jit", "wrt"):
+            setattr(self, name, getattr(inner, name))
+        self.out_shape = self.pattern.shape
+
+    @property
+    def inputs(self) -> tuple:
+        return self._inner.inputs
+
+    def __call__(self, x: Any, *args: Any) -> sp.csr_array:
+        data = np.asarray(self._inner(x, *args))
+        # fresh index arrays: scipy's in-place methods (eliminate_zeros) would edit them
+        return sp.csr_array((data, self.pattern.indices.copy(), self.pattern.indptr.copy()),
+                            shape=self.pattern.shape)  # fmt: skip
+
+    def with_error(self, x: Any, *args: Any) -> tuple[sp.csr_array, None]:
+        return self(x, *args), None
+
+    def cost(self) -> dict[str, float] | None:
+        """XLA's analysis of the compressed computation (see ``Prepared.cost``)."""
+        return self._inner.cost()
+
+    def info(self) -> DerivativeInfo:
+        return DerivativeInfo(None, self.f_evals, self.compile_s, None, True, self.note,
+                              colors=self.colors, nnz=self.nnz)  # fmt: skip
+
+    def __repr__(self) -> str:
+        scheme = f"[{self.scheme}]" if self.scheme else ""
+        return (f"SparsePrepared({self.mode}{scheme}, shape={self.pattern.shape}, nnz={self.nnz}, "
+                f"colors={self.colors}, compile_s={self.compile_s:.3g})")  # fmt: skip
+
+
+def _refuse(kind: str, composition: str | None, backend: str, wrt: Any) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"sparse=True takes mode 'forward' or 'reverse' (a Jacobian), or "
+                         f"a Hessian (adlab.hessian(..., sparse=True)); got {kind!r}")  # fmt: skip
+    if kind == "hessian" and composition not in HVP_NAMES:
+        raise ValueError(f"a sparse Hessian is taken in HVPs, one per color; mode "
+                         f"{composition!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
+    if backend != "jax":
+        raise ValueError(f"sparse=True is not available on backend {backend!r} yet: its "
+                         "pattern is read from a JAX program; use backend='jax'")  # fmt: skip
+    if isinstance(wrt, tuple) and len(wrt) != 1:
+        raise ValueError(f"sparse=True differentiates one argument; got wrt={wrt!r}")
+
+
+def prepare_sparse(
+    model: Model,
+    x: Any,
+    *args: Any,
+    kind: str,
+    composition: str | None = None,
+    wrt: Any = None,
+    jit: bool = True,
+    precision: str = "float64",
+    backend: str = "jax",
+) -> SparsePrepared:
+    """Detect, color, and compile a sparse Jacobian ("forward", "reverse") or Hessian."""
+    _refuse(kind, composition, backend, wrt)
+    wrt = model.wrt if wrt is None else wrt
+    i = wrt[0] if isinstance(wrt, tuple) else int(wrt)
+    given = (x, *args)
+    if not -len(given) <= i < len(given):
+        raise ValueError(f"wrt={wrt!r} is out of range: f gets {len(given)} argument(s)")
+    i %= len(given)
+    cast = _cast_args(given, dtype_of(precision), (i,))
+    shape = np.shape(cast[i])
+    f = model.function("jax")
+    where = f"f, sparse {kind}, n={int(np.prod(shape, dtype=int))}"
+    with precision_scope(precision), model.errors(where, jit=False):
+        if kind == "hessian":
+            out = np.shape(jax.eval_shape(f, *cast))
+            if out != ():
+                raise NotScalar(f"a Hessian needs f to return a scalar; f returns shape {out}")
+        detect = hessian_pattern if kind == "hessian" else jacobian_pattern
+        detected = detect(f, cast, i)
+    pattern = detected.pattern
+    coloring = {"forward": color_columns, "reverse": color_rows, "hessian": star_color}[kind](
+        pattern
+    )
+    compute = _compressed(kind, f, i, shape, coloring, recovery(pattern, coloring), composition)
+    inner = prepare(derived(model, compute), *given, mode="primal", wrt=i, jit=jit,
+                    precision=precision, backend="jax")  # fmt: skip
+    n = int(np.prod(shape, dtype=int))
+    passes = COMPOSITIONS[composition].passes(n, True) if kind == "hessian" else 1
+    mode, scheme = ("hessian", composition) if kind == "hessian" else (kind, None)
+    return SparsePrepared(inner, detected, coloring, mode, scheme, passes)
