@@ -118,6 +118,10 @@ class Record:
     ``env["noise"]`` is how noisy the machine was before the sweep (see
     ``adlab.measure.floor.machine_noise``), ``env["sweep"]`` an id shared by the
     records of one sweep.
+
+    A second derivative has ``order`` 2, ``mode`` "hessian" or "hvp", and its
+    composition of modes in ``scheme`` (e.g. "forward-over-reverse"). A sparse
+    derivative (label "...(sparse)") has the ``colors`` and ``nnz`` of its pattern.
     """
 
     model: str
@@ -128,6 +132,7 @@ class Record:
     jit: bool
     precision: str
     backend: str
+    order: int = 1  # 2: a Hessian or HVP, whose ``scheme`` names the composition of modes
     # timing
     compile_s: float | None = None
     first_call_s: float | None = None
@@ -152,6 +157,8 @@ class Record:
     bytes_accessed: float | None = None
     temp_bytes: float | None = None
     dispatch: str | None = None  # "inline" or "async": how JAX's CPU client runs it (see env)
+    colors: int | None = None  # a sparse derivative: its pattern's colors (passes) ...
+    nnz: int | None = None  # ... and nonzeros; None when dense
     # accuracy
     error: float | None = None  # max componentwise relative error vs reference
     error_norm: float | None = None  # normwise relative error vs reference
