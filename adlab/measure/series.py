@@ -5,10 +5,12 @@ A sweep's ``modes`` are *variants*. Each is written as a string,
     mode[scheme](option, option, ...)
 
 e.g. ``"reverse"``, ``"numeric[richardson]"``, ``"reverse(eager)"``,
-``"numeric[forward](numpy)"``, ``"complex-step(float32)"``; or as a dict or
+``"numeric[forward](numpy)"``, ``"complex-step(float32)"``, ``"forward(sparse)"``;
+second derivatives name their composition of modes in the bracket:
+``"hessian[forward-over-reverse]"``, ``"hvp[reverse-over-forward]"``; or as a dict or
 ``Series`` with the same fields, which can also name another model (the
 per-sample case compares three models in one sweep). Options are ``jit`` /
-``eager``, ``jax`` / ``numpy`` and ``float32`` / ``float64``; anything left out
+``eager``, ``jax`` / ``numpy``, ``float32`` / ``float64`` and ``sparse``; anything left out
 takes the sweep's default. The string form of a resolved variant is its
 ``label``, the name of its series in tables and plots.
 """
@@ -29,12 +31,15 @@ _OPTIONS: dict[str, tuple[str, Any]] = {
     "no-jit": ("jit", False),
     **{b: ("backend", b) for b in BACKENDS},
     **{p: ("precision", p) for p in PRECISIONS},
+    "sparse": ("sparse", True),
 }
-_SYNTAX = re.compile(r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z]+)\s*\])?\s*(?:\(([^()]*)\))?\s*$")
+_SYNTAX = re.compile(r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z-]+)\s*\])?\s*(?:\(([^()]*)\))?\s*$")
+#: the modes a sparse series can take: its pattern is colored for these
+SPARSE_MODES = ("forward", "reverse", "hessian")
 SYNTAX_HELP = (
     "write a variant as mode[scheme](options), e.g. 'reverse', 'numeric[richardson]', "
-    "'reverse(eager)', 'numeric[central](numpy,float32)'; options: jit, eager, jax, numpy, "
-    "float32, float64"
+    "'reverse(eager)', 'numeric[central](numpy,float32)', 'hessian[forward-over-reverse]', "
+    "'forward(sparse)'; options: jit, eager, jax, numpy, float32, float64, sparse"
 )
 
 
@@ -44,8 +49,9 @@ class Series:
 
     Attributes:
         mode: "forward", "reverse", "numeric", "complex-step" or "primal".
-        scheme: finite-difference scheme (numeric only).
+        scheme: finite-difference scheme (numeric), or a second-order mode's composition.
         jit, precision, backend: as in ``adlab.prepare``.
+        sparse: the derivative from its sparsity pattern, colored (``adlab.prepare``).
         label: the series' name; default: the variant's string form.
         model: another model for this series (catalog name, path, or ``Model``).
         settings: new values for that model's UPPERCASE settings.
@@ -59,6 +65,7 @@ class Series:
     label: str | None = None
     model: Any = None
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    sparse: bool | None = None
 
     def resolve(self, tag: str | None = None, **defaults: Any) -> Series:
         """Fill every ``None`` option from ``defaults`` (jit, precision, backend, scheme)
@@ -70,10 +77,15 @@ class Series:
             jit=defaults["jit"] if self.jit is None else self.jit,
             precision=self.precision or defaults["precision"],
             backend=self.backend or defaults["backend"],
-            scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else None,
-        )
-        if v.scheme is not None and v.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {list(SCHEMES)}, got {v.scheme!r}")
+            scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else
+            (self.scheme or rule.schemes[0]) if rule.schemes else None,
+            sparse=bool(self.sparse),
+        )  # fmt: skip
+        schemes = rule.schemes or SCHEMES
+        if v.scheme is not None and v.scheme not in schemes:
+            raise ValueError(f"{v.mode}'s bracket takes one of {list(schemes)}, got {v.scheme!r}")
+        if v.sparse and v.mode not in SPARSE_MODES:
+            raise ValueError(f"'sparse' applies to {list(SPARSE_MODES)}, not {v.mode!r}")
         if v.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {v.precision!r}")
         if v.backend not in rule.backends:
@@ -108,6 +120,8 @@ class Series:
             opts.append("jit" if self.jit else "eager")
         if differs("precision"):
             opts.append(self.precision)
+        if self.sparse:
+            opts.append("sparse")
         return text + (f"({','.join(opts)})" if opts else "")
 
 
@@ -129,8 +143,9 @@ def parse_variant(spec: str | Mapping[str, Any] | Series) -> Series:
         raise ValueError(f"cannot read variant {spec!r}: {SYNTAX_HELP}")
     mode, scheme, opts = m.groups()
     fields: dict[str, Any] = {"mode": mode, "scheme": scheme}
-    if scheme and mode != "numeric":
-        raise ValueError(f"{spec!r}: only 'numeric' takes a [scheme]")
+    if scheme and mode != "numeric" and not get_rule(mode).schemes:
+        raise ValueError(f"{spec!r}: only 'numeric' (a scheme) and the second-order modes "
+                         "'hessian' and 'hvp' (a composition) take a [bracket]")  # fmt: skip
     for opt in filter(None, (o.strip() for o in (opts or "").split(","))):
         if opt not in _OPTIONS:
             raise ValueError(f"{spec!r}: unknown option {opt!r}; {SYNTAX_HELP}")
