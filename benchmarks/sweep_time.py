@@ -1,66 +1,150 @@
-"""How long the default sweep takes, and how soon its first record arrives.
+"""How long the default sweep takes, cold and warm, how soon its first record arrives, and
+where the time goes.
 
 The default sweep: ``adlab.bench("normal_logpdf")``, 5 modes (forward,
 reverse, numeric[central], numeric[richardson], complex-step) x 7 sizes
 (1, 3, 10, 30, 100, 300, 1000), plus the primal at each size: 42 records,
-every compile included (each point is compiled afresh), with the reference
-(float64 reverse, checked against forward) at each size and the dispatch
-floor. Goal on a 2-core machine: <= 10 s in all, first record within 1 s.
+with the reference (float64 reverse, checked against forward) at each size,
+the dispatch floor beside each size and the machine's noise before the first.
 
-Each run is a fresh process, so JAX's caches start cold as a user's would;
-the time to import adlab is reported apart.
+Each run is a fresh process. A *cold* run starts with an empty compilation
+cache (a new ``ADLAB_CACHE_DIR``): every program is compiled, as on a user's
+first run. The *warm* run after it is a second fresh process on the same
+cache: the programs are loaded from disk instead (``adlab.engine.cache``).
+Goals on a 2-core machine (issue 13): at most 6 s cold and 2 s warm for the
+whole sweep, the first record within 1 s. The time to import adlab is
+reported apart.
 
-    python benchmarks/sweep_time.py [--runs 3]
+Where the time goes, per run (seconds, each counted once, in the outermost
+of these it falls in): the noise check before the first size (a trivial
+call's repeats), ``prepare`` (tracing, lowering and XLA's compile or the
+cache's load; "of which XLA" is the compile or load alone), warm-up calls and
+autorange, the timed repeats (the floor's beside them included), and the
+rest (setup, references' arithmetic, records).
+
+    python benchmarks/sweep_time.py [--runs 3] [--no-cache]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 CHILD = r"""
 import json, time
 t0 = time.perf_counter()
 import adlab
 t1 = time.perf_counter()
-sweep = adlab.bench("normal_logpdf")
+import jax
+from adlab.engine import derivative
+from adlab.measure import floor, sweep, timing
+
+spent = {"noise check": 0.0, "prepare": 0.0, "warm-up + autorange": 0.0, "timed repeats": 0.0}
+xla = [0.0]
+active = []
+
+def outermost(owner, name, phase):
+    # time a function into a phase, unless a phase is already being timed
+    f = getattr(owner, name)
+    def timed(*a, **k):
+        if active:
+            return f(*a, **k)
+        active.append(phase)
+        s = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            spent[phase] += time.perf_counter() - s
+            active.pop()
+    setattr(owner, name, timed)
+
+outermost(sweep, "machine_noise", "noise check")
+outermost(derivative, "prepare", "prepare")  # the floor's (imported when first called)
+outermost(sweep, "prepare", "prepare")
+outermost(timing.Stopwatch, "start", "warm-up + autorange")
+outermost(timing.Stopwatch, "repeat", "timed repeats")
+compile_ = jax.stages.Lowered.compile
+def compile_timed(self, *a, **k):
+    s = time.perf_counter()
+    try:
+        return compile_(self, *a, **k)
+    finally:
+        xla[0] += time.perf_counter() - s
+jax.stages.Lowered.compile = compile_timed
+
+t_start = time.perf_counter()
+sweep_ = adlab.bench("normal_logpdf", warn=False)
 first = None
-compile_s = 0.0
-for r in sweep:
+for r in sweep_:
     if first is None:
-        first = time.perf_counter() - t1
-    compile_s += r.compile_s or 0.0
+        first = time.perf_counter() - t_start
 t2 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "first_s": first, "total_s": t2 - t1,
-                  "records": len(sweep.records), "compile_s": compile_s,
-                  "skipped": sum(r.skipped is not None for r in sweep.records),
-                  "env": sweep.records[0].env}))
+from adlab.engine.cache import use_cache
+print(json.dumps({"import_s": t1 - t0, "first_s": first, "total_s": t2 - t_start,
+                  "records": len(sweep_.records), "spent": spent, "xla_s": xla[0],
+                  "skipped": sum(r.skipped is not None for r in sweep_.records),
+                  "cache": use_cache(), "env": sweep_.records[0].env}))
 """
+
+
+def child(cache_dir: str | None) -> dict:
+    env = dict(os.environ)
+    if cache_dir is None:
+        env["ADLAB_CACHE"] = "0"
+    else:
+        env["ADLAB_CACHE_DIR"] = cache_dir
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
+                         check=True, env=env)  # fmt: skip
+    return json.loads(out.stdout)
+
+
+def load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:  # pragma: no cover
+        return "?"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=3, help="cold + warm pairs (default 3)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="no compilation cache: every run compiles")  # fmt: skip
     args = ap.parse_args()
     runs = []
-    for _ in range(args.runs):
-        out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
-                             check=True)  # fmt: skip
-        runs.append(json.loads(out.stdout))
+    for i in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="adlab-cache-") as tmp:
+            kinds = ["no cache"] if args.no_cache else ["cold", "warm"]
+            for kind in kinds:
+                before = load()
+                r = child(None if args.no_cache else tmp)
+                runs.append({**r, "kind": kind, "run": i + 1, "load": before})
     env = runs[0]["env"]
     print(f"# {env['device']} ({env['cpu']}, {env['cpus_usable']} CPUs), jax {env['jax']}")
-    print("| run | import adlab | first record | whole sweep | of which compiling | records |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for i, r in enumerate(runs, 1):
-        print(f"| {i} | {r['import_s']:.2f} s | {r['first_s']:.2f} s | {r['total_s']:.1f} s | "
-              f"{r['compile_s']:.1f} s | {r['records']} ({r['skipped']} skipped) |")  # fmt: skip
-    total = statistics.median(r["total_s"] for r in runs)
-    first = statistics.median(r["first_s"] for r in runs)
-    print(f"\nmedian: whole sweep {total:.1f} s (goal <= 10 s), first record {first:.2f} s "
-          f"(goal <= 1 s)")  # fmt: skip
+    phases = list(runs[0]["spent"])
+    print("| run | cache | load | import adlab | first record | whole sweep | "
+          + " | ".join(phases) + " | of which XLA | other | records |")  # fmt: skip
+    print("|---:|---|---:|---:|---:|---:|" + "---:|" * (len(phases) + 3))
+    for r in runs:
+        other = r["total_s"] - sum(r["spent"].values())
+        cells = " | ".join(f"{r['spent'][p]:.2f} s" for p in phases)
+        print(f"| {r['run']} | {r['kind']} | {r['load']} | {r['import_s']:.2f} s | "
+              f"{r['first_s']:.2f} s | {r['total_s']:.1f} s | {cells} | {r['xla_s']:.2f} s | "
+              f"{other:.2f} s | {r['records']} ({r['skipped']} skipped) |")  # fmt: skip
+    print()
+    for kind, goal in (("cold", 6.0), ("warm", 2.0), ("no cache", None)):
+        got = [r for r in runs if r["kind"] == kind]
+        if got:
+            total = statistics.median(r["total_s"] for r in got)
+            first = statistics.median(r["first_s"] for r in got)
+            aim = f" (goal <= {goal:g} s)" if goal else ""
+            print(f"median {kind}: whole sweep {total:.1f} s{aim}, first record {first:.2f} s "
+                  "(goal <= 1 s)")  # fmt: skip
 
 
 if __name__ == "__main__":

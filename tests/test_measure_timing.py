@@ -208,3 +208,27 @@ def test_a_timing_carries_the_interval_of_its_median():
     t = summarize([1.0, 2.0, 3.0, 4.0, 100.0], loops=1)
     assert t.median_lo_s <= t.median_s <= t.median_hi_s
     assert (t.median_lo_s, t.median_hi_s) == median_interval([1.0, 2.0, 3.0, 4.0, 100.0])
+
+
+class _Clockwork:
+    """A timeit.Timer stand-in whose every call takes ``call`` seconds: no clock read."""
+
+    def __init__(self, call: float) -> None:
+        self.call, self.tried = call, []
+
+    def timeit(self, number: int) -> float:
+        self.tried.append(number)
+        return number * self.call
+
+
+def test_autorange_begins_where_the_warm_up_says_and_stops_where_autorange_would():
+    from adlab.measure.timing import _autorange
+
+    steady = _Clockwork(0.0011)  # autorange: 1, 2, ..., 100, then 200 lasts 0.22 >= 0.2
+    assert _autorange(steady, 0.0011) == (200, pytest.approx(0.22))
+    assert steady.tried == [200]  # the warm-up named it: no thrown-away trials
+    slow_warm_up = _Clockwork(0.0011)  # a warm-up 3x slower names 100, which falls short
+    assert _autorange(slow_warm_up, 0.0033)[0] == 200 and slow_warm_up.tried == [100, 200]
+    unknown = _Clockwork(0.0011)  # no warm-up time: autorange's own sequence from 1
+    assert _autorange(unknown, 0.0)[0] == 200
+    assert unknown.tried == [1, 2, 5, 10, 20, 50, 100, 200]

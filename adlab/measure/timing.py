@@ -1,11 +1,12 @@
 """Steady-state timing of one callable: warm-up, autorange, repeats, spread.
 
-The loop count comes from ``timeit.Timer.autorange`` itself (1, 2, 5, 10,
-20, 50, ... loops until one repeat lasts long enough). autorange's target is
-0.2 s per repeat, fixed in Python 3.11; a sweep of 40 points cannot afford
-that, so we hand autorange a clock that runs ``0.2 / target_s`` times fast:
-its own rule then stops at ``target_s`` real seconds, and every reading is
-scaled back. Nothing else about autorange changes.
+The loop count comes from ``timeit.Timer.autorange``'s rule (1, 2, 5, 10,
+20, 50, ... loops until one repeat lasts long enough), begun at the count the
+warm-up call names (``_autorange``: the smaller counts' trials were thrown
+away, about 0.8 of a repeat per point). autorange's target is 0.2 s per
+repeat, fixed in Python 3.11; a sweep of 40 points cannot afford that, so we
+hand autorange a clock that runs ``0.2 / target_s`` times fast: its own rule
+then stops at ``target_s`` real seconds, and every reading is scaled back.
 
 Every JAX result is waited for (``block_until_ready``), so we time the
 computation, not its asynchronous dispatch. ``gc`` is off while timing, as
@@ -23,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 import timeit
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,33 @@ def _statement(fn: Callable, args: Sequence[Any], result: Any, speed: float) -> 
         stmt = "_fn(*_args)"
     clock = time.perf_counter
     return timeit.Timer(stmt, timer=lambda: clock() * speed, globals=names)
+
+
+def _counts() -> Iterator[int]:
+    """autorange's loop counts: 1, 2, 5, 10, 20, 50, ..."""
+    i = 1
+    while True:
+        yield from (i, 2 * i, 5 * i)
+        i *= 10
+
+
+def _autorange(timer: timeit.Timer, call: float) -> tuple[int, float]:
+    """``timer.autorange()``, begun at the count that the last warm-up call (``call``
+    seconds on the timer's clock) says will last its 0.2 s.
+
+    autorange tries 1, 2, 5, 10, ... loops until one trial lasts 0.2 s and keeps
+    the last; the trials before it are thrown away, about 0.8 of a repeat each
+    time. A warm-up call is rarely faster than the calls after it, so the count
+    it names is at most autorange's own; where that trial falls short, the
+    counts go on up as autorange's do.
+    """
+    for number in _counts():
+        if call > 0 and number * call < _AUTORANGE_TARGET:
+            continue
+        taken = timer.timeit(number)
+        if taken >= _AUTORANGE_TARGET:
+            return number, taken
+    raise AssertionError  # pragma: no cover: the counts never end
 
 
 def median_interval(
@@ -175,7 +203,7 @@ class Stopwatch:
             return
         self._timer = _statement(self.fn, self.args, self.result, self._speed)
         t0 = time.perf_counter()
-        self.loops, taken = self._timer.autorange()
+        self.loops, taken = _autorange(self._timer, last * self._speed)
         self.spent_s += time.perf_counter() - t0
         self._per_repeat = taken / self._speed
         self.samples = [self._per_repeat / self.loops]
