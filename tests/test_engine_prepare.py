@@ -432,9 +432,9 @@ def test_bound_data_is_not_folded_into_the_program():
 
 
 def test_large_bound_arguments_are_passed_not_held(monkeypatch):
-    from adlab.engine import prepared
+    from adlab.engine.backends import _jax_call
 
-    monkeypatch.setattr(prepared, "HOLD_MAX_BYTES", 0)
+    monkeypatch.setattr(_jax_call, "HOLD_MAX_BYTES", 0)
     theta, data = NORMAL.setup(6)
     p = adlab.prepare(NORMAL, theta, data)
     assert p._call.args == (p.inputs[1],)  # passed on each call, before x

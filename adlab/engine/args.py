@@ -7,7 +7,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .precision import dtype_of, precision_scope
+from .precision import dtype_of
 
 
 def wrt_indices(wrt: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -45,13 +45,9 @@ def _cast_args(args: tuple, dtype, wrt: tuple[int, ...]) -> tuple:
 
 
 def backend_inputs(args: tuple, precision: str, backend: str, wrt: tuple[int, ...]) -> tuple:
-    """``args`` cast to ``precision`` and, for JAX, placed on the device, as a training
-    loop holds them: calls with these copy nothing from the host."""
+    """``args`` cast to ``precision`` and held as the backend holds them (JAX, PyTorch:
+    on the device), as a training loop holds them: calls copy nothing from the host."""
+    from .backends import get_backend
+
     cast = _cast_args(tuple(args), dtype_of(precision), wrt)
-    if backend != "jax":
-        return cast
-    with precision_scope(precision):  # float64 stays float64 on the device
-        put = jax.tree_util.tree_map(
-            lambda a: jax.device_put(a) if isinstance(a, (np.ndarray, np.generic)) else a, cast
-        )
-    return tuple(put)
+    return get_backend(backend).convert(cast, precision)

@@ -1,11 +1,15 @@
-"""Model: one piece of NumPy-syntax source, runnable under JAX and under NumPy.
+"""Model: one piece of NumPy-syntax source, runnable under every backend.
 
 A model is Python source defining ``setup(n, rng)`` and ``f(x, *data)``. The
-name ``np`` is not imported by the model: adlab binds it to ``jax.numpy`` for
-the JAX modes and to ``numpy`` for the framework-free baseline, so one text
-runs under both. Module-level UPPERCASE constants are *settings* that callers
-may override (``load_model("mlp_batched", N1=100)``); ``wrt = 1`` at module
-level changes which argument is differentiated by default.
+name ``np`` is not imported by the model: adlab binds it to each framework's
+NumPy-like namespace (``jax.numpy``, ``numpy``, PyTorch's functions,
+``tf.experimental.numpy``, ``autograd.numpy``: see ``adlab.engine.backends``),
+so one text runs under all of them. The source is run once per backend (and,
+where the framework's arrays need it, per precision) the first time that
+backend is used; ``setup`` always comes from NumPy's. Module-level UPPERCASE
+constants are *settings* that callers may override
+(``load_model("mlp_batched", N1=100)``); ``wrt = 1`` at module level changes
+which argument is differentiated by default.
 """
 
 from __future__ import annotations
@@ -18,11 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._vocab import ModelError
+from .backends import get_backend
 from .explain import np_imports
 from .settings import (
     SETTING_TYPES,
@@ -35,27 +38,9 @@ from .settings import (
 from .userline import register_source, source_line, translate, user_errors
 
 _counter = itertools.count()
-
-
-def _numpy_map(fn: Callable, xs: Any) -> Any:
-    return np.stack([np.asarray(fn(x)) for x in xs])
-
-
-def _jax_map(fn: Callable, xs: Any) -> Any:
-    return jax.lax.map(fn, xs)
-
-
-def _jax_vmap(fn: Callable, xs: Any) -> Any:
-    return jax.vmap(fn)(xs)
-
-
-# What a model's source sees besides its own names, per backend.
-# map_samples: one sample at a time (a compiled loop under JAX);
-# vmap_samples: vectorised by jax.vmap (NumPy has no vmap: a loop there).
-NAMESPACES: dict[str, dict[str, Any]] = {
-    "jax": {"np": jnp, "map_samples": _jax_map, "vmap_samples": _jax_vmap},
-    "numpy": {"np": np, "map_samples": _numpy_map, "vmap_samples": _numpy_map},
-}
+#: the backends a model's source is run under as it is built (the rest on first use):
+#: NumPy's module gives ``setup`` and checks the source; JAX's twin analyses f
+EAGER = ("jax", "numpy")
 
 
 def _check_size(n: Any) -> int:
@@ -106,6 +91,7 @@ class Model:
     _files: frozenset[str] = field(repr=False)
     _return_lineno: int | None = field(default=None, repr=False)
     _nargs: int | None = field(default=None, repr=False)
+    _source_code: tuple | None = field(default=None, repr=False)  # compiled, settings bound
 
     # ----------------------------------------------------------------- build
     @classmethod
@@ -131,8 +117,9 @@ class Model:
             # the import would replace adlab's np (jax.numpy under JAX): JAX could not
             # trace f, and the message would come from deep inside NumPy
             raise ModelError(
-                "the model imports its own np; adlab binds np to jax.numpy for the JAX "
-                "modes and to numpy for backend='numpy', so one text runs under both",
+                "the model imports its own np; adlab binds np to the framework's NumPy-like "
+                "namespace (jax.numpy under JAX, numpy for backend='numpy', ...), so one "
+                "text runs under every backend",
                 lineno=lineno,
                 line=line,
                 hint=f"np is provided by adlab; remove `{line.strip()}`",
@@ -143,13 +130,8 @@ class Model:
         if settings:  # new values replace the literals before the module runs: W = 2 * N follows N
             run, bound = with_values(tree, found, settings)
             code = compile(run, filename, "exec")
-        namespaces = {}
-        for backend, base in NAMESPACES.items():
-            ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base, **bound}
-            with user_errors(files, "the model's top level"):
-                exec(code, ns)
-            namespaces[backend] = ns
-        ns = namespaces["numpy"]
+        namespaces = {(b, "float64"): _run(code, name, files, b, "float64", bound) for b in EAGER}
+        ns = namespaces[("numpy", "float64")]
         for fname in ("f", "setup"):
             if not callable(ns.get(fname)):
                 raise ModelError(
@@ -166,8 +148,9 @@ class Model:
             source=text,
             wrt=wrt,
             settings=known,
-            _functions={b: namespaces[b]["f"] for b in namespaces},
+            _functions={key: ns["f"] for key, ns in namespaces.items()},
             _setup=ns["setup"],
+            _source_code=(code, bound),
             _files=files,
             _return_lineno=_last_return(tree, "f"),
             _nargs=_count_args(ns["f"]),
@@ -192,7 +175,7 @@ class Model:
             name: a name for records; defaults to ``f.__name__``.
             wrt: default argument(s) to differentiate.
             f_numpy: a plain-NumPy twin of ``f`` for ``backend="numpy"``;
-                defaults to ``f`` itself.
+                defaults to ``f`` itself. Other backends call ``f`` itself.
         """
         if not callable(f):
             raise TypeError(f"f must be callable, got {type(f).__name__}")
@@ -203,19 +186,25 @@ class Model:
             source=None,
             wrt=_normalize_wrt(wrt),
             settings={},
-            _functions={"jax": f, "numpy": f_numpy or f},
+            _functions={("jax", None): f, ("numpy", None): f_numpy or f, (None, None): f},
             _setup=setup,
             _files=frozenset(files),
             _nargs=_count_args(f),
         )
 
     # ------------------------------------------------------------------ use
-    def function(self, backend: str = "jax") -> Callable:
-        """The model's ``f`` bound to ``np`` of ``backend`` ("jax" or "numpy")."""
-        try:
-            return self._functions[backend]
-        except KeyError:
-            raise ValueError(f"backend must be 'jax' or 'numpy', got {backend!r}") from None
+    def function(self, backend: str = "jax", precision: str = "float64") -> Callable:
+        """The model's ``f`` bound to ``np`` of ``backend`` (its source run under that
+        namespace on first use), for ``precision``."""
+        impl = get_backend(backend)  # an unknown or missing framework says so
+        if self._source_code is None:  # a wrapped callable: its twins, else f itself
+            return self._functions.get((backend, None)) or self._functions[(None, None)]
+        key = (backend, precision if impl.namespace_per_precision else "float64")
+        if key not in self._functions:
+            code, bound = self._source_code
+            ns = _run(code, self.name, self._files, backend, precision, bound)
+            self._functions[key] = ns["f"]
+        return self._functions[key]
 
     def setup(self, n: int, seed: int = 0) -> tuple[Any, ...]:
         """The arguments of ``f`` for size ``n``, as a tuple (NumPy arrays)."""
@@ -276,6 +265,16 @@ class Model:
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())
         return f"Model({self.name!r}, wrt={self.wrt!r}{extra})"
+
+
+def _run(code: Any, name: str, files: frozenset[str], backend: str, precision: str,
+         bound: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """The model's module namespace, its source run with ``np`` of ``backend``."""
+    base = get_backend(backend).namespace(precision)
+    ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base, **bound}
+    with user_errors(files, "the model's top level"):
+        exec(code, ns)
+    return ns
 
 
 def _code(fn: Callable | None):

@@ -10,9 +10,12 @@ second derivatives name their composition of modes in the bracket:
 ``"hessian[forward-over-reverse]"``, ``"hvp[reverse-over-forward]"``; or as a dict or
 ``Series`` with the same fields, which can also name another model (the
 per-sample case compares three models in one sweep). Options are ``jit`` /
-``eager``, ``jax`` / ``numpy``, ``float32`` / ``float64`` and ``sparse``; anything left out
-takes the sweep's default. The string form of a resolved variant is its
-``label``, the name of its series in tables and plots.
+``eager``, the backend (``jax``, ``numpy``, ``torch``, ``tensorflow``, ``autograd``:
+``reverse(torch)``, ``numeric[central](torch)``), ``float32`` / ``float64`` and
+``sparse``; anything left out takes the sweep's default, and a ``jit`` left
+unset everywhere is the backend's own (JAX jitted, the others eager). The
+string form of a resolved variant is its ``label``, the name of its series in
+tables and plots.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES
+from ..engine.backends import default_jit, get_backend, has_compiler
 from ..engine.modes import get_rule
 
 _OPTIONS: dict[str, tuple[str, Any]] = {
@@ -39,7 +43,9 @@ SPARSE_MODES = ("forward", "reverse", "hessian")
 SYNTAX_HELP = (
     "write a variant as mode[scheme](options), e.g. 'reverse', 'numeric[richardson]', "
     "'reverse(eager)', 'numeric[central](numpy,float32)', 'hessian[forward-over-reverse]', "
-    "'forward(sparse)'; options: jit, eager, jax, numpy, float32, float64, sparse"
+    "'forward(sparse)', 'reverse(torch)'; options: jit, eager, "
+    + ", ".join(BACKENDS)
+    + ", float32, float64, sparse"
 )
 
 
@@ -88,13 +94,18 @@ class Series:
             raise ValueError(f"'sparse' applies to {list(SPARSE_MODES)}, not {v.mode!r}")
         if v.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {v.precision!r}")
-        if v.backend not in rule.backends:
-            raise ValueError(
-                f"{v.mode!r} does not run on backend {v.backend!r} "
-                f"(it runs on {list(rule.backends)})"
-            )
-        if v.backend == "numpy" and v.jit:
-            v = replace(v, jit=False)  # NumPy has nothing to compile
+        if v.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {list(BACKENDS)}, got {v.backend!r}")
+        refusal = rule.refusal(get_backend(v.backend))  # the framework is imported here
+        if refusal:
+            raise ValueError(refusal)
+        if v.jit and not has_compiler(v.backend):
+            if self.jit:  # asked of this variant: refused, never ignored
+                raise ValueError(f"{self.spelled()}: backend {v.backend!r} has no compiler; "
+                                 "drop 'jit' to run it as its users do")  # fmt: skip
+            v = replace(v, jit=False)  # the sweep's default: nothing to compile here
+        if v.jit is None:
+            v = replace(v, jit=default_jit(v.backend))  # as the framework's users run it
         if v.label is None:
             label = v.spelled(defaults)
             v = replace(v, label=f"{tag}: {label}" if tag else label)
@@ -116,7 +127,11 @@ class Series:
         opts = []
         if differs("backend"):
             opts.append(self.backend)
-        if differs("jit") and self.backend != "numpy":  # NumPy is always eager: no news
+        backend = self.backend or defaults.get("backend") or "jax"
+        usual = defaults.get("jit")  # the sweep's, else how the backend's users run it
+        usual = default_jit(backend) if usual is None else usual
+        # a framework with no compiler is always eager: no news
+        if self.jit is not None and self.jit != usual and has_compiler(backend):
             opts.append("jit" if self.jit else "eager")
         if differs("precision"):
             opts.append(self.precision)

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..._vocab import MODES
 from ..args import wrt_indices
+from ..backends import Backend, get_backend
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,10 @@ class Spec:
         scheme: finite-difference scheme (numeric mode only).
         step: user's step, or None for the mode's default.
         dtype: the float type of the computation.
-        backend: "jax" or "numpy".
+        backend: the backend's name ("jax", "numpy", "torch", ...); ``impl`` is the backend.
         f_jax: the JAX twin of f (for analysing the function), or None.
         files: the model's source file names, to find the user's line.
+        jit: the built function will run under the framework's compiler.
     """
 
     f: Callable
@@ -44,6 +47,12 @@ class Spec:
     backend: str
     f_jax: Callable | None = None
     files: frozenset[str] = frozenset()
+    jit: bool = False
+
+    @property
+    def impl(self) -> Backend:
+        """The backend: its primitives (``adlab.engine.backends``)."""
+        return get_backend(self.backend)
 
     @property
     def indices(self) -> tuple[int, ...]:
@@ -104,22 +113,57 @@ class Rule:
     """One registered mode, with the facts that callers read instead of its name.
 
     Attributes:
-        name, build, backends, summary: what it is, how it is built, where it runs.
+        name, build, summary: what it is and how it is built.
+        backends: the only backends it runs on; None: every backend that has what it
+            ``needs``.
         eager_cures: ``jit=False`` cures Python control flow on traced values:
             the mode runs f itself on concrete values (AD's primal pass). Modes
             that batch f's evaluations with vmap trace f even when eager.
         is_derivative: False for "primal" (f itself): no derivative or batch of
             perturbed copies to fit in memory.
         stepping: for modes with a step h (finite differences, complex step).
+        schemes: the names a variant's bracket takes for this mode (a second-order
+            mode's compositions, e.g. "forward-over-reverse"), the first the default;
+            empty: the finite-difference schemes (``SCHEMES``).
+        order: 1 for first derivatives, 2 for Hessians and Hessian-vector products.
+        needs: the direction of AD it is built on ("forward", "reverse"; a backend's
+            ``ad`` says which it has), or None: it only evaluates f.
     """
 
     name: str
     build: Callable[[Spec], Built]
-    backends: tuple[str, ...]
+    backends: tuple[str, ...] | None
     summary: str
     eager_cures: bool = False
     is_derivative: bool = True
     stepping: Stepping | None = None
+    schemes: tuple[str, ...] = ()
+    order: int = 1
+    needs: str | None = None
+
+    def runs_on(self, backend: Backend) -> bool:
+        """Whether this mode can run on ``backend``."""
+        if self.backends is not None and backend.name not in self.backends:
+            return False
+        return self.needs is None or self.needs in backend.ad
+
+    def refusal(self, backend: Backend) -> str | None:
+        """Why this mode cannot run on ``backend``, naming the modes it can; None if it can.
+
+        A mode a framework cannot do is refused with this, never emulated.
+        """
+        if self.runs_on(backend):
+            return None
+        names = dict.fromkeys((*MODES, *_RULES))  # the first-order modes first, as MODES
+        runs = [repr(name) for name in names if _RULES[name].runs_on(backend)]
+        if self.needs is not None and self.needs not in backend.ad:
+            why = f"needs {self.needs}-mode AD, which backend={backend.name!r} does not have"
+            other = "use backend='jax' or another framework with it"
+        else:
+            only = " or ".join(map(repr, self.backends or ()))
+            why, other = f"runs only on backend {only} yet", f"use backend={only}"
+        return (f"mode {self.name!r} {why}; backend={backend.name!r} runs "
+                f"{', '.join(runs[:-1])} and {runs[-1]} ({other} for {self.name!r})")  # fmt: skip
 
 
 _RULES: dict[str, Rule] = {}
@@ -128,16 +172,20 @@ _RULES: dict[str, Rule] = {}
 def register(
     name: str,
     *,
-    backends: tuple[str, ...],
+    backends: tuple[str, ...] | None = None,
+    needs: str | None = None,
     summary: str,
     eager_cures: bool = False,
     is_derivative: bool = True,
     stepping: Stepping | None = None,
+    schemes: tuple[str, ...] = (),
+    order: int = 1,
 ):
     """Decorator registering ``build(spec) -> Built`` as mode ``name``, with its facts."""
 
     def deco(build: Callable[[Spec], Built]) -> Callable[[Spec], Built]:
-        _RULES[name] = Rule(name, build, backends, summary, eager_cures, is_derivative, stepping)
+        _RULES[name] = Rule(name, build, backends, summary, eager_cures, is_derivative, stepping,
+                            schemes, order, needs)  # fmt: skip
         return build
 
     return deco

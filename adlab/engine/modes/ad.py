@@ -1,4 +1,9 @@
-"""Forward and reverse mode: JAX's own automatic differentiation.
+"""Forward and reverse mode: the framework's own automatic differentiation.
+
+Each backend says how (``Backend.gradient`` and ``Backend.jacobian``): JAX's
+``grad`` / ``jacrev`` / ``jacfwd``, ``torch.autograd.grad`` and ``torch.func``,
+TensorFlow's ``GradientTape`` and ``ForwardAccumulator``, autograd's ``grad``,
+``jacobian`` and ``make_jvp``. A backend without AD (NumPy) cannot run these.
 
 References:
     Griewank & Walther, *Evaluating Derivatives*, 2nd ed., SIAM 2008:
@@ -10,8 +15,6 @@ from __future__ import annotations
 
 import math
 
-import jax
-
 from ._registry import Built, Spec, register
 
 
@@ -19,15 +22,17 @@ def _inputs(spec: Spec) -> int:
     return sum(spec.size(i) for i in spec.indices)
 
 
-@register("forward", backends=("jax",), summary="JAX jvp / jacfwd: one pass per input",
+@register("forward", needs="forward", summary="jvp / jacfwd: one pass per input",
           eager_cures=True)  # fmt: skip
 def forward(spec: Spec) -> Built:
-    return Built(jax.jacfwd(spec.f, argnums=spec.wrt), f_evals=_inputs(spec))
+    return Built(spec.impl.jacobian(spec.f, spec.wrt, forward=True, jit=spec.jit),
+                 f_evals=_inputs(spec))  # fmt: skip
 
 
-@register("reverse", backends=("jax",), summary="JAX vjp / grad / jacrev: one pass per output",
+@register("reverse", needs="reverse", summary="vjp / grad / jacrev: one pass per output",
           eager_cures=True)  # fmt: skip
 def reverse(spec: Spec) -> Built:
     if spec.out_shape == ():
-        return Built(jax.grad(spec.f, argnums=spec.wrt), f_evals=1)
-    return Built(jax.jacrev(spec.f, argnums=spec.wrt), f_evals=math.prod(spec.out_shape))
+        return Built(spec.impl.gradient(spec.f, spec.wrt, jit=spec.jit), f_evals=1)
+    return Built(spec.impl.jacobian(spec.f, spec.wrt, forward=False, jit=spec.jit),
+                 f_evals=math.prod(spec.out_shape))  # fmt: skip

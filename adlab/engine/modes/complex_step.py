@@ -26,7 +26,7 @@ from ..._vocab import ModelError
 from ..jaxpr import equations_within
 from ..precision import COMPLEX
 from ..userline import source_line
-from ._perturb import CHUNK, jax_batch, n_chunks, numpy_batch, to_jacobian
+from ._perturb import to_jacobian
 from ._registry import Built, Spec, Stepping, pick, register
 
 DEFAULT_STEP = 1e-20
@@ -145,29 +145,24 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
     return None
 
 
-def _jax_one(spec: Spec, i: int, h: float, args, chunk=CHUNK):
-    x = jnp.asarray(args[i])
-    xc = x.ravel().astype(COMPLEX[np.dtype(spec.dtype).name])
-    n = xc.size
-    F, _ = jax_batch(spec.f, args, i, np.arange(n), xc + 1j * h, chunk=chunk)
-    return to_jacobian(jnp.imag(F) / h, spec.out_shape, x.shape, jnp)
-
-
-def _numpy_one(spec: Spec, i: int, h: float, args, chunk=None):
-    x = np.asarray(args[i])
-    xc = x.ravel().astype(COMPLEX[np.dtype(spec.dtype).name])
-    F = numpy_batch(spec.f, args, i, (xc + 1j * h)[:, None])
-    return to_jacobian(np.imag(F) / h, spec.out_shape, x.shape)
+def _one(spec: Spec, i: int, h: float, args, flat: bool = False):
+    """Im f(x + ih e_j) / h for every coordinate j of argument i, on the spec's backend,
+    in its complex type."""
+    b = spec.impl
+    xp = b.xp
+    shape = np.shape(spec.args[i])
+    xc = b.complex(xp.reshape(xp.asarray(args[i]), (-1,)), COMPLEX[np.dtype(spec.dtype).name])
+    F, _ = b.points(spec.f, args, i, [xc + 1j * h], flat)
+    return to_jacobian(xp.imag(F) / h, spec.out_shape, shape, xp)
 
 
 def _at_step(spec: Spec, i: int, h, args):
     """(derivative, None) at complex step h: no estimate of its own."""
-    return _jax_one(spec, i, h, args), None
+    return _one(spec, i, h, args), None
 
 
 @register(
     "complex-step",
-    backends=("jax", "numpy"),
     summary="Im f(x + ih e_i) / h",
     # no subtraction, so no round-off arm: no optimal step, a fixed default
     stepping=Stepping({"complex-step": None}, _at_step, fixed_step=DEFAULT_STEP),
@@ -188,19 +183,16 @@ def complex_step(spec: Spec) -> Built:
                 message, hint = _refusal(prim, i, _users_words(prim, eqns, spec.files, line))
                 raise ModelError(message, lineno=where[1] if where else None, line=line,
                                  hint=hint)  # fmt: skip
-    one = _jax_one if spec.backend == "jax" else _numpy_one
 
-    def make(chunk):
+    def make(flat):
         def fn(*args):
-            return pick([one(spec, i, h, args, chunk) for i in spec.indices], spec.wrt)
+            return pick([_one(spec, i, h, args, flat) for i in spec.indices], spec.wrt)
 
         return fn
 
-    chunked = spec.backend == "jax" and any(
-        n_chunks(spec.size(i), spec.size(i)) > 1 for i in spec.indices
-    )
+    chunked = any(spec.impl.n_chunks(spec.size(i), spec.size(i)) > 1 for i in spec.indices)
     n_in = sum(spec.size(i) for i in spec.indices)
     return Built(
-        make(CHUNK), f_evals=n_in, trusted=trusted, note=note, step=h,
-        cost_fn=make(None) if chunked else None,
+        make(False), f_evals=n_in, trusted=trusted, note=note, step=h,
+        cost_fn=make(True) if chunked else None,
     )  # fmt: skip

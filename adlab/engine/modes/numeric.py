@@ -9,12 +9,9 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import jax.numpy as jnp
 import numpy as np
 
-from ._perturb import CHUNK, jax_at, jax_batch, n_chunks, numpy_batch, to_jacobian
+from ._perturb import to_jacobian
 from ._registry import Built, Spec, Stepping, pick, register
 
 #: default relative step, as a power of machine epsilon, per scheme
@@ -33,14 +30,11 @@ def _points(xf, scheme, step, dtype, xp):
     """The perturbed coordinates, one block per stencil point.
 
     blocks[b][j] is coordinate j of the b-th stencil point for coordinate j.
-    The step is first rounded to a distance x can actually move, (x + s) - x,
-    so that the points are symmetric about x where they can be.
+    ``step`` is None (the default) or an array of x's size. The step is first
+    rounded to a distance x can actually move, (x + s) - x, so that the points
+    are symmetric about x where they can be.
     """
-    s = (
-        default_step(xf, scheme, dtype, xp)
-        if step is None
-        else xp.broadcast_to(xp.asarray(step, dtype=dtype), xf.shape)
-    )
+    s = default_step(xf, scheme, dtype, xp) if step is None else step
     ahead = xf + s
     if scheme == "forward":
         return [ahead]
@@ -79,52 +73,51 @@ def _check_scheme(scheme: str) -> None:
         raise ValueError(f"scheme must be one of {sorted(STEP_POWER)}, got {scheme!r}")
 
 
-def _jax_one(spec: Spec, i: int, args, chunk=CHUNK):
-    x = jnp.asarray(args[i])
-    xf = x.ravel()
-    blocks = _points(xf, spec.scheme, spec.step, spec.dtype, jnp)
-    cols = np.tile(np.arange(xf.size), len(blocks))  # row r perturbs coordinate r mod n
-    F, P = jax_batch(spec.f, args, i, cols, jnp.concatenate(blocks), chunk=chunk)
-    f0 = jax_at(spec.f, args, i) if spec.scheme == "forward" else None
-    d, err = _combine(spec.scheme, F, f0, P, xf.astype(P.dtype))
-    to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape, jnp)  # noqa: E731
-    return to(d), to(err)
-
-
-def _numpy_one(spec: Spec, i: int, args, chunk=None):
-    x = np.asarray(args[i])
-    xf = x.ravel()
-    blocks = _points(xf, spec.scheme, spec.step, spec.dtype, np)
-    F = numpy_batch(spec.f, args, i, np.stack(blocks, axis=1))
-    f0 = np.asarray(spec.f(*args)) if spec.scheme == "forward" else None
-    d, err = _combine(spec.scheme, F, f0, np.concatenate(blocks), xf)
-    to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, x.shape)  # noqa: E731
+def _one(spec: Spec, i: int, args, flat: bool = False, step=None):
+    """(derivative, Richardson's estimate or None) for argument i, on the spec's backend;
+    ``step``: None (the default) or an array of x's size."""
+    b = spec.impl
+    xp = b.xp
+    shape = np.shape(spec.args[i])
+    xf = xp.reshape(xp.asarray(args[i]), (-1,))
+    blocks = _points(xf, spec.scheme, step, spec.dtype, xp)
+    F, P = b.points(spec.f, args, i, blocks, flat)
+    f0 = spec.f(*args) if spec.scheme == "forward" else None
+    d, err = _combine(spec.scheme, F, f0, P, xf)
+    to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, shape, xp)  # noqa: E731
     return to(d), to(err)
 
 
 def _at_step(spec: Spec, i: int, h, args):
     """(derivative, Richardson's estimate or None) at relative step h, scaled to
     max(|x|, 1) per component as the default step is."""
-    step = h * jnp.maximum(jnp.abs(jnp.ravel(args[i])), 1.0)
-    return _jax_one(replace(spec, step=step), i, args)
+    xp = spec.impl.xp
+    step = h * xp.maximum(xp.abs(xp.reshape(args[i], (-1,))), 1.0)
+    return _one(spec, i, args, step=xp.asarray(step, dtype=spec.dtype))
+
+
+def _user_step(spec: Spec, i: int):
+    """The user's step as an array of x_i's size (None: the default), made once."""
+    if spec.step is None:
+        return None
+    step = np.broadcast_to(np.asarray(spec.step, dtype=spec.dtype), (spec.size(i),))
+    return spec.impl.constant(np.array(step))
 
 
 @register(
     "numeric",
-    backends=("jax", "numpy"),
     summary="finite differences: forward, central or Richardson-extrapolated central",
     stepping=Stepping(STEP_POWER, _at_step),
 )
 def numeric(spec: Spec) -> Built:
     _check_scheme(spec.scheme)
-    one = _jax_one if spec.backend == "jax" else _numpy_one
     richardson = spec.scheme == "richardson"
-
     per = EVALS[spec.scheme]
+    steps = {i: _user_step(spec, i) for i in spec.indices}
 
-    def make(chunk):
+    def make(flat):
         def fn(*args):
-            parts = [one(spec, i, args, chunk) for i in spec.indices]
+            parts = [_one(spec, i, args, flat, steps[i]) for i in spec.indices]
             value = pick([p[0] for p in parts], spec.wrt)
             if richardson:
                 return value, pick([p[1] for p in parts], spec.wrt)
@@ -132,11 +125,9 @@ def numeric(spec: Spec) -> Built:
 
         return fn
 
-    chunked = spec.backend == "jax" and any(
-        n_chunks(per * spec.size(i), spec.size(i)) > 1 for i in spec.indices
-    )
+    chunked = any(spec.impl.n_chunks(per * spec.size(i), spec.size(i)) > 1 for i in spec.indices)
     evals = sum(per * spec.size(i) for i in spec.indices) + (spec.scheme == "forward")
     return Built(
-        make(CHUNK), f_evals=evals, with_error=richardson, step=spec.step,
-        cost_fn=make(None) if chunked else None,
+        make(False), f_evals=evals, with_error=richardson, step=spec.step,
+        cost_fn=make(True) if chunked else None,
     )  # fmt: skip

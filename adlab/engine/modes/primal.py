@@ -6,7 +6,7 @@ from __future__ import annotations
 from ._registry import Built, Spec, register
 
 
-@register("primal", backends=("jax", "numpy"), summary="f itself, for ratios",
+@register("primal", summary="f itself, for ratios",
           eager_cures=True, is_derivative=False)  # fmt: skip
 def primal(spec: Spec) -> Built:
     return Built(spec.f, f_evals=1)

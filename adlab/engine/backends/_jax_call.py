@@ -1,0 +1,190 @@
+"""JAX's call path: a derivative compiled once, called as thinly as JAX's own jitted call.
+
+``prepare`` binds every argument after the first, converted once (cast to the
+precision, placed on the device), so ``p(x)`` hands JAX one array, as a user's
+``jax.jit(jax.grad(f))`` closed over its data does.
+
+``p(x)`` calls the compiled program itself, through the C++ call JAX builds
+for it. Its types are fixed, so JAX's x64 state does not matter to it: a
+``jax.jit`` function would need that state set on each call (jit caches per
+x64 state, and called outside ``jax.enable_x64`` a float64 derivative would be
+traced again in float32). An ``x`` the program was not compiled for (another
+shape, a NumPy float64 array outside x64) is refused by it; from then on ``p``
+calls the jitted function with the precision set, which traces such inputs anew.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+from .. import memory as _memory
+from ..cache import use_cache
+from ..precision import precision_scope, restore_x64, swap_x64
+from ..userline import _TRACER_ERRORS
+from ._base import Program
+
+#: Bound arguments up to this size are held in the compiled program as constants:
+#: each argument passed per call costs JAX ~0.5 us of checks. Larger ones are
+#: passed: there the call is dominated by arithmetic, and a program holding
+#: them compiles slower and keeps a second copy of them.
+HOLD_MAX_BYTES = 1 << 16
+
+
+def _nbytes(tree: Any) -> int:
+    return sum(int(getattr(a, "nbytes", 0)) for a in jax.tree_util.tree_leaves(tree))
+
+
+def _barrier(a: Any) -> Any:
+    return jax.lax.optimization_barrier(a) if isinstance(a, jax.Array) else a
+
+
+def bind(fn: Callable, inputs: tuple, jit: bool) -> tuple[Callable, Any, tuple]:
+    """(call, program, example): ``call(x)`` is ``fn(x, *inputs[1:])``; ``program`` is
+    the jitted function it runs (None when not jitted), ``example`` its arguments.
+
+    Jitted, the small bound arguments sit in the program behind an
+    optimization barrier: XLA does not fold arithmetic on them alone, so the
+    program (its flops, its time) is the one new data of the same shapes runs.
+    The larger ones are passed before x (``functools.partial``, a C call: no
+    Python frame per call).
+    """
+    rest = inputs[1:]
+    if not jit:
+        return (lambda x: fn(x, *rest)), None, ()
+    held = {i: a for i, a in enumerate(rest, 1) if _nbytes(a) <= HOLD_MAX_BYTES}
+    passed = tuple(a for i, a in enumerate(rest, 1) if i not in held)
+
+    def run(*given: Any) -> Any:  # given: the passed ones, then x
+        kept = jax.tree_util.tree_map(_barrier, held)
+        more = iter(given[:-1])
+        return fn(given[-1], *(kept[i] if i in kept else next(more)
+                               for i in range(1, len(inputs))))  # fmt: skip
+
+    program = jax.jit(run)
+    call = functools.partial(program, *passed) if passed else program
+    return call, program, (*passed, inputs[0])
+
+
+def direct(compiled: Any, example: tuple) -> tuple[Callable, Any]:
+    """(call, out): the compiled program's own C++ call, and its first result.
+
+    ``Compiled.__call__`` is a Python frame (~0.3 us) around the C++ call it
+    builds on the first call; that attribute is private, so it is read
+    guarded: a JAX that moved it gets ``Compiled.__call__`` itself.
+    """
+    out = compiled(*example)
+    call = getattr(compiled, "_call", None)
+    return (call if callable(call) else compiled), out
+
+
+def in_precision(call: Callable, x64: bool) -> Callable:
+    """``call`` with JAX's x64 state set for this thread around each call."""
+
+    def run(x: Any) -> Any:
+        token = swap_x64(x64)
+        try:
+            return call(x)
+        finally:
+            restore_x64(token)
+
+    return run
+
+
+def all_passed(fn: Callable, jit: bool) -> Callable:
+    """``fn`` taking x last, as ``bind``'s partial passes it; jitted if ``jit``."""
+
+    def run(*given: Any) -> Any:
+        return fn(given[-1], *given[:-1])
+
+    return jax.jit(run) if jit else run
+
+
+def _trace(jitted: Any, args: tuple, eager: bool) -> Any:
+    """``jitted.trace(*args)``; None when running eagerly and the function holds
+    Python control flow on traced values (it can run, but not be traced)."""
+    try:
+        return jitted.trace(*args)
+    except _TRACER_ERRORS:
+        if eager:
+            return None
+        raise
+
+
+def program(built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
+            guard: Callable) -> Program:  # fmt: skip
+    """Bind, trace and (if ``jit``) compile ``built.fn``; refuse what would not fit in memory.
+
+    ``guard(thunk, cures)`` runs a step that may fail in the model's code.
+    """
+    with precision_scope(precision):
+        call, jitted, example = bind(built.fn, inputs, jit=jit)
+        through_jit = fast = in_precision(call, precision == "float64")
+        compiled, compile_s, first = None, 0.0, None
+        use_cache()  # JAX's compilation cache on disk, once per process
+        start = time.perf_counter()
+        # what is compiled is what p(x) runs; run eagerly, the general function
+        # is traced only to find its largest array
+        if not jit:
+            jitted, example = jax.jit(built.fn), args
+        traced = guard(lambda: _trace(jitted, example, eager=not jit), True)
+        if traced is not None:
+            biggest, aval = _memory.largest_array(traced.jaxpr.jaxpr)
+            _memory.check(biggest, f"an intermediate array {aval.str_short() if aval else ''}")
+        if jit:
+            compiled = traced.lower().compile()
+            compile_s = time.perf_counter() - start
+            mem = xla_cost(compiled)
+            _memory.check(mem["temp_bytes"] + mem["output_bytes"], "XLA's compiled program")
+    if compiled is not None:
+        # The first call, outside the precision scope: JAX keys its fast path on the
+        # caller's x64 state, so later calls from the same place take it at once.
+        fast, first = direct(compiled, example)
+        if len(example) > 1:  # the passed arguments, before x
+            fast = functools.partial(fast, *example[:-1])
+    cost = functools.cache(lambda: _cost(compiled, inputs, example, built.cost_fn, args,
+                                         precision))  # fmt: skip
+    return Program(call=fast, fallback=through_jit, compile_s=compile_s, first=first, cost=cost)
+
+
+def _cost(compiled, inputs, example, cost_fn, args, precision) -> dict[str, float] | None:
+    if compiled is None:
+        return None
+    cost = xla_cost(compiled)
+    # the bound arguments held in the program are its inputs all the same
+    cost["argument_bytes"] += _nbytes(inputs) - _nbytes(example)
+    if cost_fn is not None:
+        with precision_scope(precision):
+            flat = jax.jit(cost_fn).lower(*args).cost_analysis()
+        cost.update(_counts(flat))
+    return cost
+
+
+def xla_cost(compiled: Any) -> dict[str, float]:
+    """flops, bytes and temporary memory from a ``jax.stages.Compiled``."""
+    out = _counts(compiled.cost_analysis())
+    mem = compiled.memory_analysis()
+    for key, attr in (
+        ("temp_bytes", "temp_size_in_bytes"),
+        ("argument_bytes", "argument_size_in_bytes"),
+        ("output_bytes", "output_size_in_bytes"),
+    ):
+        out[key] = float(getattr(mem, attr, math.nan)) if mem is not None else math.nan
+    return out
+
+
+def _counts(ca: Any) -> dict[str, float]:
+    """flops, transcendentals and bytes from an XLA cost analysis."""
+    if isinstance(ca, (list, tuple)):  # older JAX: one dict per device
+        ca = ca[0] if ca else {}
+    ca = ca or {}
+    return {
+        "flops": float(ca.get("flops", math.nan)),
+        "transcendentals": float(ca.get("transcendentals", math.nan)),
+        "bytes_accessed": float(ca.get("bytes accessed", math.nan)),
+    }

@@ -1,0 +1,107 @@
+"""The backends: which frameworks adlab knows, whether they are installed, and loading one.
+
+A framework's file (``adlab/engine/backends/<name>.py``) is imported the first
+time it is used, so ``import adlab`` imports no framework but JAX and NumPy,
+and a framework that is not installed costs nothing until a variant names it.
+Adding a framework is its file, its line in ``KNOWN`` and its name in
+``adlab._vocab.BACKENDS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..._vocab import BACKENDS
+
+if TYPE_CHECKING:
+    from ._base import Backend
+
+
+@dataclass(frozen=True)
+class Known:
+    """What can be said of a framework without importing it.
+
+    Attributes:
+        package: the module ``import`` needs.
+        extra: the pip extra of adlab that installs it (None: always installed).
+        label: how people name it.
+        compiler: what ``jit=True`` runs, in words; None: the framework has none.
+        default_jit: how its users run it when they say nothing (``jit=None``).
+    """
+
+    package: str
+    extra: str | None
+    label: str
+    compiler: str | None
+    default_jit: bool = False
+
+
+KNOWN: dict[str, Known] = {
+    "jax": Known("jax", None, "JAX", "jax.jit", default_jit=True),
+    "numpy": Known("numpy", None, "NumPy", None),
+    "torch": Known("torch", "torch", "PyTorch", "torch.compile"),
+    "tensorflow": Known(
+        "tensorflow", "tensorflow", "TensorFlow", "tf.function(jit_compile=True)"
+    ),  # fmt: skip
+    "autograd": Known("autograd", "autograd", "autograd", None),
+}
+assert tuple(KNOWN) == BACKENDS, "adlab._vocab.BACKENDS and KNOWN list the same frameworks"
+
+
+class MissingFramework(ImportError):
+    """A backend whose framework is not installed; the message says how to install it."""
+
+
+def _known(name: str) -> Known:
+    try:
+        return KNOWN[name]
+    except KeyError:
+        raise ValueError(f"backend must be one of {list(KNOWN)}, got {name!r}") from None
+
+
+def default_jit(name: str) -> bool:
+    """Whether backend ``name`` compiles when ``jit`` is left unset (without importing it)."""
+    return _known(name).default_jit
+
+
+def has_compiler(name: str) -> bool:
+    """Whether backend ``name`` has a compiler for ``jit=True`` (without importing it)."""
+    return _known(name).compiler is not None
+
+
+def installed(name: str) -> bool:
+    """Whether backend ``name``'s framework can be imported (without importing it)."""
+    return importlib.util.find_spec(_known(name).package) is not None
+
+
+def pip_command(name: str) -> str | None:
+    """The command that installs backend ``name``'s framework, or None (always installed)."""
+    extra = _known(name).extra
+    return None if extra is None else f"pip install 'adlab[{extra}]'"
+
+
+_LOADED: dict[str, Backend] = {}
+
+
+def get_backend(name: str) -> Backend:
+    """The backend ``name``, its framework imported on first use.
+
+    Raises:
+        ValueError: no such backend.
+        MissingFramework: its framework is not installed (the message says how to).
+    """
+    backend = _LOADED.get(name)
+    if backend is not None:
+        return backend
+    known = _known(name)
+    if not installed(name):
+        raise MissingFramework(
+            f"backend={name!r} needs {known.label}, which is not installed here: "
+            f"{pip_command(name)} (or pip install 'adlab[frameworks]' for all of them)"
+        )
+    module = importlib.import_module(f"{__package__}.{name}")
+    backend = _LOADED[name] = module.BACKEND
+    return backend

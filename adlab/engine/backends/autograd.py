@@ -1,0 +1,79 @@
+"""HIPS autograd: a pure tape over NumPy, with no compiler.
+
+``np`` is ``autograd.numpy``, NumPy's functions wrapped so the tape sees them.
+Reverse mode is ``autograd.grad`` / ``autograd.jacobian`` (rows), forward mode
+autograd's own ``make_jvp`` (a forward trace of JVP nodes, not the
+reverse-of-reverse trick of ``make_jvp_reversemode``), one tangent per input.
+Perturbed points are evaluated as NumPy's backend does, one coordinate at a
+time: autograd has no vmap, and on plain arrays its functions are NumPy's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+from autograd.differential_operators import make_jvp
+
+from ..args import wrt_indices
+from . import _namespace
+from ._base import Backend
+from .numpy import numpy_batch
+
+
+def _map(fn: Callable, xs: Any) -> Any:
+    return anp.stack([fn(x) for x in xs])
+
+
+def _version() -> str | None:
+    from importlib.metadata import version
+
+    return version("autograd")
+
+
+class AutogradBackend(Backend):
+    name = "autograd"
+    xp = anp
+
+    def environment(self) -> dict[str, Any]:
+        return {"version": _version(), "device": "cpu"}
+
+    def namespace(self, precision: str) -> dict[str, Any]:
+        return {"np": _NP, "map_samples": _map, "vmap_samples": _map}
+
+    def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
+        return autograd.grad(f, wrt)
+
+    def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
+        idx = wrt_indices(wrt)
+
+        def jac(*args: Any) -> Any:
+            out = [(_forward if forward else _reverse)(f, args, i) for i in idx]
+            return tuple(out) if isinstance(wrt, tuple) else out[0]
+
+        return jac
+
+    def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
+        F = numpy_batch(f, args, i, np.stack(blocks, axis=1))
+        return F, np.concatenate(blocks)
+
+
+def _reverse(f: Callable, args: tuple, i: int) -> Any:
+    return autograd.jacobian(f, i)(*args)
+
+
+def _forward(f: Callable, args: tuple, i: int) -> Any:
+    """Columns: one JVP pass per input, along each unit vector."""
+    x = np.asarray(args[i])
+    push = make_jvp(f, i)(*args)
+    basis = np.eye(x.size, dtype=x.dtype)
+    cols = [push(e.reshape(x.shape))[1] for e in basis]
+    out = np.moveaxis(np.stack([np.asarray(c) for c in cols]), 0, -1)  # (*out, n)
+    return out.reshape((*out.shape[:-1], *x.shape))
+
+
+_NP = _namespace.build("autograd", anp)
+BACKEND = AutogradBackend()

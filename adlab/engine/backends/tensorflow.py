@@ -1,0 +1,183 @@
+"""TensorFlow: ``tf.GradientTape``, eager by default (the analogue of ``tf.grads``),
+or in ``tf.function(jit_compile=True)`` through XLA.
+
+``np`` is ``tf.experimental.numpy``, TensorFlow's own NumPy API, with
+``np.linalg`` filled in from ``tf.linalg``. Loading this backend turns on
+``tnp.experimental_enable_numpy_behavior()``, which is global to the process:
+without it a tensor has no ``.reshape`` or ``.T`` and its operators do not
+promote types as NumPy's do, so ``d - g`` fails when one is float64 and the
+other float32, and every operator of complex step fails (complex x, real data).
+It slows each operator on a tensor a little, for the whole process: so it is
+turned on only when a variant first uses TensorFlow.
+
+Reverse mode is ``GradientTape.gradient`` / ``.jacobian``; forward mode
+``tf.autodiff.ForwardAccumulator``, one tangent per input; perturbed points
+are evaluated by ``tf.vectorized_map``, which traces its function (eager
+TensorFlow would trace it anew on every call, so each is traced once, in a
+``tf.function``). ``jit`` is ``tf.function(jit_compile=True)``, whose first
+call is the compile. ``tape.jacobian`` runs a loop over the outputs when
+eager (its vectorized form traces anew on every eager call) and is vectorized
+(``pfor``) when compiled.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
+import tensorflow as tf  # noqa: E402
+import tensorflow.experimental.numpy as tnp  # noqa: E402
+
+from ..args import wrt_indices  # noqa: E402
+from . import _namespace  # noqa: E402
+from ._base import Backend, hit_mask, with_arg  # noqa: E402
+
+tnp.experimental_enable_numpy_behavior()  # why: see the module docstring
+
+_ZERO = tf.UnconnectedGradients.ZERO  # an input f does not use has a zero derivative
+_LINALG = types.SimpleNamespace(norm=tf.norm, inv=tf.linalg.inv, det=tf.linalg.det)
+#: evaluate a batch of perturbed points in chunks of about this many elements
+CHUNK = 1 << 17
+
+
+def _map(fn: Callable, xs: Any) -> Any:
+    # over a static range: a traced tensor (in vectorized_map, tf.function) cannot be iterated
+    return tnp.stack([fn(xs[j]) for j in range(int(xs.shape[0]))])
+
+
+def _vmap(fn: Callable, xs: Any) -> Any:
+    return tf.vectorized_map(fn, xs)
+
+
+def _tensor(a: Any) -> Any:
+    return tf.constant(a) if isinstance(a, (np.ndarray, np.generic)) else a
+
+
+class TensorflowBackend(Backend):
+    name = "tensorflow"
+    xp = tnp
+
+    def environment(self) -> dict[str, Any]:
+        gpus = tf.config.list_logical_devices("GPU")
+        return {"version": tf.__version__, "device": "gpu" if gpus else "cpu"}
+
+    @functools.cache  # noqa: B019 - one namespace for the process
+    def namespace(self, precision: str) -> dict[str, Any]:
+        ns = _namespace.build("tensorflow", tnp, aliases={"linalg": _LINALG})
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap}
+
+    # ---------------------------------------------------------------- data
+    def convert(self, args: tuple, precision: str) -> tuple:
+        from jax import tree_util  # a pytree walker: dicts of arrays stay dicts
+
+        return tuple(tree_util.tree_map(_tensor, list(args)))
+
+    def to_numpy(self, tree: Any) -> Any:
+        if isinstance(tree, (tuple, list)):
+            return tuple(self.to_numpy(t) for t in tree)
+        if isinstance(tree, tf.Tensor):
+            return tree.numpy()
+        return None if tree is None else np.asarray(tree)
+
+    def constant(self, array: np.ndarray) -> Any:
+        return tf.constant(array)
+
+    def complex(self, x: Any, dtype: Any) -> Any:
+        return tf.cast(x, tf.as_dtype(np.dtype(dtype)))
+
+    # ------------------------------------------------------- AD operators
+    def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
+        idx = wrt_indices(wrt)
+
+        def grad(*args: Any) -> Any:
+            xs = [args[i] for i in idx]
+            with tf.GradientTape() as tape:
+                tape.watch(xs)
+                y = f(*args)
+            out = tape.gradient(y, xs, unconnected_gradients=_ZERO)
+            return tuple(out) if isinstance(wrt, tuple) else out[0]
+
+        return grad
+
+    def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
+        idx = wrt_indices(wrt)
+        one = _forward_jacobian if forward else _reverse_jacobian
+
+        def jac(*args: Any) -> Any:
+            out = [one(f, args, i, vectorized=jit) for i in idx]
+            return tuple(out) if isinstance(wrt, tuple) else out[0]
+
+        return jac
+
+    # -------------------------------------------------- perturbed points
+    def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
+        """``tf.vectorized_map`` of f over the batch, built by one select per chunk."""
+        x = args[i]
+        coords = tf.concat(blocks, axis=0)
+        xf = tf.cast(tf.reshape(x, [-1]), coords.dtype)
+        k, n = int(coords.shape[0]), int(xf.shape[0])
+        rows = k if flat else max(1, CHUNK // max(n, 1))
+        out = []
+        for start in range(0, k, rows):
+            stop = min(k, start + rows)
+            mask = tf.constant(hit_mask(k, n)[start:stop])
+            batched = _batched(f, i, tuple(x.shape), stop - start, coords.dtype)
+            out.append(batched(tf.where(mask, coords[start:stop, None], xf[None, :]), args))
+        return (out[0] if len(out) == 1 else tf.concat(out, axis=0)), coords
+
+    # --------------------------------------------------------- the call
+    def compile(self, fn: Callable) -> Callable:
+        return tf.function(fn, jit_compile=True)
+
+    def needs_wait(self) -> bool:
+        return bool(tf.config.list_logical_devices("GPU"))
+
+    def wait(self, out: Any) -> Any:
+        tf.test.experimental.sync_devices()
+        return out
+
+
+def _reverse_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
+    """Rows: one pullback per output (vectorized by ``pfor`` when compiled)."""
+    with tf.GradientTape(persistent=not vectorized) as tape:
+        tape.watch(args[i])
+        y = f(*args)
+    return tape.jacobian(y, args[i], unconnected_gradients=_ZERO,
+                         experimental_use_pfor=vectorized)  # fmt: skip
+
+
+def _forward_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
+    """Columns: one ``ForwardAccumulator`` pass per input (vectorized when compiled)."""
+    x = args[i]
+    n = int(np.prod(x.shape))
+    basis = tf.reshape(tf.eye(n, dtype=x.dtype), (n, *x.shape))
+
+    def column(tangent: Any) -> Any:
+        with tf.autodiff.ForwardAccumulator(x, tangent) as acc:
+            y = f(*args)
+        return acc.jvp(y, unconnected_gradients=_ZERO)
+
+    cols = tf.vectorized_map(column, basis) if vectorized else tf.stack(
+        [column(basis[j]) for j in range(n)])  # fmt: skip
+    out = tnp.moveaxis(cols, 0, -1)  # (*out, n)
+    return tf.reshape(out, (*out.shape[:-1], *x.shape))
+
+
+@functools.lru_cache(maxsize=64)
+def _batched(f: Callable, i: int, shape: tuple[int, ...], rows: int, dtype: Any) -> Callable:
+    """f vectorized over ``rows`` rows of ``dtype`` (the perturbed argument i): one
+    function per batch shape, traced once (new data of the same shapes reuses it)."""
+
+    def run(X: Any, args: tuple) -> Any:
+        return tf.vectorized_map(with_arg(f, args, i, shape), X)
+
+    return tf.function(run, autograph=False, reduce_retracing=True)
+
+
+BACKEND = TensorflowBackend()

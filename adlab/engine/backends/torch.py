@@ -1,0 +1,219 @@
+"""PyTorch: a tape, eager by default, with ``torch.func`` and ``torch.compile``.
+
+``np`` is PyTorch's own functions under NumPy's names (``np.exp`` is
+``torch.exp``: nothing runs per operation but PyTorch). Where NumPy's name is
+missing or means something else, an alias fills it in, made once
+(``_ALIASES``); the few whose NumPy meaning PyTorch has under no name
+(``np.std`` divides by n, ``np.maximum(x, 0.0)`` takes a number, ``np.cumsum``
+flattens) are ``array_api_compat``'s functions or a line here, and only their
+callers pay a Python call for it. Functions that make float arrays get the
+precision's dtype and the device (PyTorch would make float32 on the CPU), and
+``np.pi`` and ``np.e`` are 0-d tensors of the precision: ``np.log(2 * np.pi)``
+is NumPy code, and PyTorch's functions take tensors, not Python numbers.
+
+Reverse mode is ``torch.autograd.grad`` (as its users write it) for a scalar f
+and ``torch.func.jacrev`` for a Jacobian; forward mode ``torch.func.jacfwd``;
+perturbed points are evaluated by ``torch.func.vmap``. ``jit`` is
+``torch.compile``, whose first call is the compile.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import array_api_compat.torch as xt
+import numpy as np
+import torch
+
+from ..args import wrt_indices
+from . import _namespace
+from ._base import Backend, hit_mask, with_arg
+
+with warnings.catch_warnings():
+    # forward AD loads these on first use, and they warn of PyTorch's own use of its
+    # deprecated torch.jit.script: loaded here, quietly, not inside a user's first jvp
+    warnings.simplefilter("ignore", FutureWarning)
+    try:
+        import torch._decomp.decompositions_for_jvp  # noqa: F401
+    except ImportError:  # pragma: no cover - a PyTorch that moved it
+        pass
+
+_DTYPES = {
+    np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+    np.dtype(np.complex64): torch.complex64, np.dtype(np.complex128): torch.complex128,
+}  # fmt: skip
+#: evaluate a batch of perturbed points in chunks of about this many elements
+CHUNK = 1 << 17
+
+
+def _cumulative(op: Callable) -> Callable:
+    def numpy_like(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
+        """NumPy's: over the flattened array when no axis is given."""
+        return op(a.reshape(-1) if axis is None else a, 0 if axis is None else axis, dtype=dtype)
+
+    return numpy_like
+
+
+_ALIASES: dict[str, Any] = {
+    "power": torch.pow, "fabs": torch.abs, "max": torch.amax, "min": torch.amin,
+    "mod": torch.remainder, "around": torch.round, "rint": torch.round,
+    "conjugate": torch.conj, "degrees": torch.rad2deg, "radians": torch.deg2rad,
+    "copy": torch.clone, "expand_dims": torch.unsqueeze, "dot": torch.matmul,
+    "split": torch.tensor_split, "array_split": torch.tensor_split,
+    "repeat": torch.repeat_interleave, "identity": torch.eye, "array": torch.asarray,
+    # NumPy's meaning, which PyTorch's function of that name does not have
+    "maximum": xt.maximum, "minimum": xt.minimum, "std": xt.std, "var": xt.var,
+    "flip": xt.flip, "tensordot": xt.tensordot, "sort": xt.sort, "argsort": xt.argsort,
+    "cumsum": _cumulative(torch.cumsum), "cumprod": _cumulative(torch.cumprod),
+}  # fmt: skip
+#: PyTorch's functions whose NumPy namesake means something else, and none is at hand
+_DROP = ("transpose",)
+
+
+def _map(fn: Callable, xs: Any) -> Any:
+    return torch.stack([fn(x) for x in xs])
+
+
+def _vmap(fn: Callable, xs: Any) -> Any:
+    return torch.func.vmap(fn)(xs)
+
+
+def _tensor(a: Any, device: torch.device) -> Any:
+    if isinstance(a, (np.ndarray, np.generic)):
+        return torch.as_tensor(a, device=device)
+    return a
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    namespace_per_precision = True
+    xp = xt
+
+    def __init__(self) -> None:
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    def environment(self) -> dict[str, Any]:
+        dev = str(self.device)
+        if self.device.type == "cuda":
+            dev += f": {torch.cuda.get_device_name(self.device)}"
+        return {"version": torch.__version__, "device": dev}
+
+    @functools.cache  # noqa: B019 - one namespace per precision, for the process
+    def namespace(self, precision: str) -> dict[str, Any]:
+        dtype = _DTYPES[np.dtype(precision)]
+        defaults = {"dtype": dtype, "device": self.device}
+        constants = {k: torch.tensor(v, **defaults) for k, v in (("pi", math.pi), ("e", math.e))}
+        ns = _namespace.build("torch", torch, aliases={**_ALIASES, **constants},
+                              creators=_namespace.CREATORS, creator_defaults=defaults,
+                              drop=_DROP)  # fmt: skip
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap}
+
+    # ---------------------------------------------------------------- data
+    def convert(self, args: tuple, precision: str) -> tuple:
+        from jax import tree_util  # a pytree walker: dicts of arrays stay dicts
+
+        return tuple(tree_util.tree_map(lambda a: _tensor(a, self.device), list(args)))
+
+    def to_numpy(self, tree: Any) -> Any:
+        if isinstance(tree, (tuple, list)):
+            return tuple(self.to_numpy(t) for t in tree)
+        if isinstance(tree, torch.Tensor):
+            return tree.detach().cpu().resolve_conj().numpy()
+        return None if tree is None else np.asarray(tree)
+
+    def constant(self, array: np.ndarray) -> Any:
+        return torch.as_tensor(array, device=self.device)
+
+    def complex(self, x: Any, dtype: Any) -> Any:
+        return x.to(_DTYPES[np.dtype(dtype)])
+
+    # ------------------------------------------------------- AD operators
+    def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
+        """``torch.autograd.grad``, as its users write it. The prepared inputs are
+        marked ``requires_grad`` once (``program``); another x is detached and marked."""
+        idx = wrt_indices(wrt)
+
+        def grad(*args: Any) -> Any:
+            args = list(args)
+            for i in idx:
+                if not args[i].requires_grad:
+                    args[i] = args[i].detach().requires_grad_()
+            out = torch.autograd.grad(f(*args), [args[i] for i in idx])
+            return out if isinstance(wrt, tuple) else out[0]
+
+        if idx == (0,) and not isinstance(wrt, tuple):
+
+            def grad(x: Any, *rest: Any) -> Any:  # noqa: F811 - the common case, written out
+                if not x.requires_grad:
+                    x = x.detach().requires_grad_()
+                return torch.autograd.grad(f(x, *rest), x)[0]
+
+        grad.grad_args = idx  # type: ignore[attr-defined]
+        return grad
+
+    def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
+        return (torch.func.jacfwd if forward else torch.func.jacrev)(f, argnums=wrt)
+
+    # -------------------------------------------------- perturbed points
+    def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
+        """``torch.func.vmap`` of f over the batch, built by one select per chunk.
+
+        Complex points (complex step) meet the other arguments as complex too:
+        PyTorch's matrix products do not promote real to complex as NumPy's do.
+        """
+        x = args[i]
+        coords = torch.cat(blocks)
+        if coords.is_complex():
+            args = _complex_args(args, coords.dtype)
+        xf = x.reshape(-1).to(coords.dtype)
+        k, n = coords.shape[0], xf.shape[0]
+        at = torch.func.vmap(with_arg(f, args, i, tuple(x.shape)))
+        rows = k if flat else max(1, CHUNK // max(n, 1))
+        out = []
+        for start in range(0, k, rows):
+            stop = min(k, start + rows)
+            mask = _mask(k, n, self.device)[start:stop]
+            out.append(at(torch.where(mask, coords[start:stop, None], xf[None, :])))
+        return (out[0] if len(out) == 1 else torch.cat(out)), coords
+
+    # --------------------------------------------------------- the call
+    def compile(self, fn: Callable) -> Callable:
+        return torch.compile(fn)
+
+    def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
+                guard: Callable):  # fmt: skip
+        for i in getattr(built.fn, "grad_args", ()):  # ours, fresh from convert
+            inputs[i].requires_grad_()
+        with warnings.catch_warnings():
+            # torch.compile's first call warns of PyTorch's own internals (deprecations)
+            warnings.simplefilter("ignore", FutureWarning)
+            return super().program(built, inputs, args, jit=jit, precision=precision,
+                                   guard=guard)  # fmt: skip
+
+    def needs_wait(self) -> bool:
+        return self.device.type == "cuda"
+
+    def wait(self, out: Any) -> Any:
+        torch.cuda.synchronize(self.device)
+        return out
+
+
+def _complex_args(args: Sequence[Any], dtype: torch.dtype) -> list:
+    from jax import tree_util
+
+    def cast(a: Any) -> Any:
+        return a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+
+    return tree_util.tree_map(cast, list(args))
+
+
+@functools.lru_cache(maxsize=16)
+def _mask(k: int, n: int, device: torch.device) -> torch.Tensor:
+    return torch.as_tensor(hit_mask(k, n), device=device)
+
+
+BACKEND = TorchBackend()
