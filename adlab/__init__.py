@@ -30,6 +30,10 @@ from .engine.derivative import derivative as derivative
 from .engine.derivative import prepare as prepare
 from .engine.memory import SizeError as SizeError
 from .engine.model import Model as Model
+from .engine.second import hessian as hessian
+from .engine.second import hvp as hvp
+from .engine.second import prepare_hessian as prepare_hessian
+from .engine.second import prepare_hvp as prepare_hvp
 from .measure import Series as Series
 from .measure import Sweep as Sweep
 from .measure import bench as bench
@@ -60,4 +64,8 @@ def __getattr__(name: str):
         from .lab import Lab
 
         return Lab
+    if name == "SparsePrepared":  # scipy.sparse and networkx only once sparse is asked for
+        from .engine.sparse import SparsePrepared
+
+        return SparsePrepared
     raise AttributeError(f"module 'adlab' has no attribute {name!r}")

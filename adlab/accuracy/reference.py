@@ -112,7 +112,11 @@ class Reference:
 
 
 def reference(
-    model: Any, *args: Any, wrt: Any = None, derive: Callable[[str], Any] | None = None
+    model: Any,
+    *args: Any,
+    wrt: Any = None,
+    derive: Callable[[str], Any] | None = None,
+    routes: tuple[str, str] = ("reverse", "forward"),
 ) -> Reference:
     """The float64 reverse-mode derivative, cross-checked against forward mode.
 
@@ -121,7 +125,9 @@ def reference(
     mode) gives an unchecked reference (``trusted=None``) with the reason.
     ``derive(mode)``, when given, computes the float64 derivative in ``mode``
     instead of ``adlab.derivative`` (a sweep passes its own compiled derivatives,
-    so that nothing is compiled twice).
+    so that nothing is compiled twice). ``routes`` names the two ways ``derive`` is
+    asked for: the reference's, then the check's (a Hessian's are two compositions,
+    ``adlab.accuracy.hessian_reference``).
     """
     from ..engine.derivative import derivative  # the engine; imported late to avoid a cycle
 
@@ -130,19 +136,22 @@ def reference(
         def derive(mode: str) -> Any:
             return derivative(model, *args, mode=mode, wrt=wrt, precision="float64")
 
-    rev = derive("reverse")
+    rev = derive(routes[0])
+    first_order = routes == ("reverse", "forward")
+    words = "forward and reverse mode" if first_order else f"{routes[1]} and {routes[0]}"
     try:
-        fwd = derive("forward")
+        fwd = derive(routes[1])
     except Exception as exc:  # any failure of forward mode alone leaves it unchecked
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return Reference(rev, None, math.nan, note=f"not checked: forward mode failed ({first})")
+        failed = "forward mode" if first_order else routes[1]
+        return Reference(rev, None, math.nan, note=f"not checked: {failed} failed ({first})")
     mismatch = normwise_relative_error(fwd, rev)
     componentwise = max_relative_error(fwd, rev)
     trusted = mismatch <= AGREEMENT
     note = None
     if not trusted:
         note = (
-            f"forward and reverse mode differ by {mismatch:.1e} (normwise; "
+            f"{words} differ by {mismatch:.1e} (normwise; "
             f"{componentwise:.1e} componentwise), more than rounding ({AGREEMENT:.0e}): "
             "errors below that size are not measurable against this reference"
         )

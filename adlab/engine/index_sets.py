@@ -52,6 +52,13 @@ def mapped(pairs_out: np.ndarray, pairs_in: np.ndarray, rows: int, cols: int) ->
     return sp.csr_array((ones, (pairs_out.ravel(), pairs_in.ravel())), shape=(rows, cols))
 
 
+def coords_of(shape: tuple) -> np.ndarray:
+    """(ndim, size): the coordinates of every entry of an array of ``shape``, row-major."""
+    if not shape:
+        return np.zeros((0, 1), dtype=np.int64)
+    return np.indices(shape).reshape(len(shape), -1).astype(np.int64)
+
+
 def dot_map(shape_out, mine, other, contract, batch, mine_first: bool) -> tuple:
     """(out, in) index pairs of ``dot_general`` for one operand: each of its entries
     feeds the outputs at its batch and free coordinates, across the other's free ones."""
@@ -62,22 +69,27 @@ def dot_map(shape_out, mine, other, contract, batch, mine_first: bool) -> tuple:
     nb = len(b_me)
     free_at = nb + (0 if mine_first else len(free_other))
     other_at = nb + (len(free_me) if mine_first else 0)
-    coords = np.indices(mine).reshape(len(mine), -1).astype(np.int64)
+    coords = coords_of(tuple(mine))
     base = sum((coords[d] * strides[k] for k, d in enumerate(b_me)), np.zeros(coords.shape[1],
                dtype=np.int64))  # fmt: skip
     for k, d in enumerate(free_me):
         base = base + coords[d] * strides[free_at + k]
     fshape = tuple(other[d] for d in free_other)
-    fcoords = (
-        np.indices(fshape).reshape(len(fshape), -1).astype(np.int64)
-        if fshape
-        else (np.zeros((0, 1), dtype=np.int64))
-    )
+    fcoords = coords_of(fshape)
     off = np.zeros(fcoords.shape[1], dtype=np.int64)
     for k in range(len(fshape)):
         off = off + fcoords[k] * strides[other_at + k]
     out = base[:, None] + off[None, :]
     return out, np.broadcast_to(np.arange(coords.shape[1])[:, None], out.shape)
+
+
+def broadcast(p: sp.csr_array | None, shape: tuple, out: tuple) -> sp.csr_array | None:
+    """``p`` of an operand of ``shape`` broadcast to ``out`` as NumPy broadcasts (an
+    elementwise operation in a jaxpr may broadcast size-1 axes)."""
+    if p is None or tuple(shape) == tuple(out):
+        return p
+    index = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    return take(p, np.broadcast_to(index, out).ravel())
 
 
 def union(ins: list, size: int) -> sp.csr_array | None:
@@ -123,7 +135,7 @@ def reduced(eqn, p: sp.csr_array) -> sp.csr_array:
     shape = eqn.invars[0].aval.shape
     axes = tuple(eqn.params["axes"])
     kept = [d for d in range(len(shape)) if d not in axes]
-    coords = np.indices(shape).reshape(len(shape), -1)
+    coords = coords_of(tuple(shape))
     kshape = tuple(shape[d] for d in kept)
     out = (np.ravel_multi_index(tuple(coords[kept]), kshape) if kept
            else np.zeros(coords.shape[1], dtype=np.int64))  # fmt: skip

@@ -62,7 +62,9 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
             seeds = _seeds(colors, count, xf.dtype)
             out = jax.vmap(lambda s: jnp.ravel(product(*args, s.reshape(shape))), in_axes=1,
                            out_axes=1)(seeds)  # fmt: skip
-        return out[a_idx, b_idx]
+        # one flat gather; the indices are in range by construction, so no bounds mask
+        flat = a_idx * out.shape[1] + b_idx
+        return jnp.take(out.ravel(), flat, mode="clip")
 
     return fn
 
@@ -105,7 +107,7 @@ class SparsePrepared:
         return self._inner.inputs
 
     def __call__(self, x: Any, *args: Any) -> sp.csr_array:
-        data = np.asarray(self._inner(x, *args))
+        data = np.array(self._inner(x, *args))  # a copy: a jax.Array's view is read-only
         # fresh index arrays: scipy's in-place methods (eliminate_zeros) would edit them
         return sp.csr_array((data, self.pattern.indices.copy(), self.pattern.indptr.copy()),
                             shape=self.pattern.shape)  # fmt: skip

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from .index_sets import (
     as_bool,
+    broadcast,
     cumulative,
     dot,
     empty,
@@ -158,7 +159,9 @@ class _Walk:
         if name in ZERO or not any(inexact(a) for a in out_avals):  # comparisons, indices
             return [None] * len(out_avals)
         if name in ELEMENTWISE:
-            return [union(ins, size_of(out_avals[0]))]
+            out = out_avals[0].shape
+            spread = [broadcast(p, a.aval.shape, out) for p, a in zip(ins, eqn.invars, strict=True)]
+            return [union(spread, size_of(out_avals[0]))]
         if name in MOVES:
             outs = moved(eqn, ins, known)
             if outs is not None:

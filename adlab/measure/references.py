@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ..accuracy.hessian_reference import ROUTES, hessian_reference
 from ..accuracy.reference import (
     Reference,
     max_relative_error,
@@ -31,6 +32,8 @@ from .series import Series
 #: the "auto" reference checks reverse against forward mode up to this many inputs
 CHECK_MAX_INPUTS = 2000
 REFERENCES = ("auto", "checked", "reverse", None)
+#: the second derivatives, each with its own reference (``hessian_reference``)
+SECOND = ("hessian", "hvp")
 
 
 class References:
@@ -44,25 +47,29 @@ class References:
         self.kind = kind
         self.budget = budget
         self._prepare = prepare
-        self._refs: dict[int, Reference | str | None] = {}
+        self._refs: dict[tuple[int, str], Reference | str | None] = {}
 
     def new_size(self) -> None:
         self._refs = {}
 
-    def get(self, m: Model, point: tuple | Exception, n: int) -> Reference | str | None:
-        """The reference at this size, or a string saying why there is none."""
-        if id(m) not in self._refs:
-            label = f"reference of {m.name}"
+    def get(self, m: Model, point: tuple | Exception, n: int, mode: str = "reverse"
+            ) -> Reference | str | None:  # fmt: skip
+        """The reference at this size for ``mode``'s derivative (a Jacobian, or a second
+        derivative: "hessian", "hvp"), or a string saying why there is none."""
+        what = mode if mode in SECOND else "jacobian"
+        key = (id(m), what)
+        if key not in self._refs:
+            label = f"reference of {m.name}" + (f" ({what})" if what in SECOND else "")
             reason = self.budget.over(label, n)
             if reason:
-                self._refs[id(m)] = f"no reference: {reason}"
+                self._refs[key] = f"no reference: {reason}"
             else:
                 start = time.perf_counter()
-                self._refs[id(m)] = self._compute(m, point)
+                self._refs[key] = self._compute(m, point, what)
                 self.budget.add(label, n, 0.0, time.perf_counter() - start, 0.0, None)
-        return self._refs[id(m)]
+        return self._refs[key]
 
-    def _compute(self, m: Model, point: tuple | Exception) -> Reference | str | None:
+    def _compute(self, m: Model, point: tuple | Exception, what: str) -> Reference | str | None:
         if self.kind is None or isinstance(point, Exception):
             return None
         kind = self.kind
@@ -70,15 +77,20 @@ class References:
             inputs = sum(int(np.size(point[i])) for i in wrt_indices(m.wrt))
             kind = "checked" if inputs <= CHECK_MAX_INPUTS else "reverse"
 
-        def derive(mode: str) -> Any:
-            p, _ = self._prepare(m, point, Series(mode, jit=True, precision="float64",
-                                                  backend="jax"))  # fmt: skip
+        def derive(route: str) -> Any:  # a mode, or a second derivative's composition
+            series = (Series(what, scheme=route, jit=True, precision="float64", backend="jax")
+                      if what in SECOND else
+                      Series(route, jit=True, precision="float64", backend="jax"))  # fmt: skip
+            p, _ = self._prepare(m, point, series)
             return jax.tree_util.tree_map(np.asarray, p(*p.inputs))
 
         try:
             if kind == "checked":
+                if what in SECOND:
+                    return hessian_reference(m, *point, derive=derive)
                 return reference(m, *point, derive=derive)
-            return Reference(derive("reverse"), None, math.nan)  # unchecked by choice: no note
+            first = ROUTES[0] if what in SECOND else "reverse"
+            return Reference(derive(first), None, math.nan)  # unchecked by choice: no note
         except Exception as exc:
             return f"no reference: {exc}"
 

@@ -25,8 +25,9 @@ from typing import Any
 from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
-from ..engine.derivative import UntrustedWarning, prepare
+from ..engine.derivative import UntrustedWarning
 from ..engine.model import Model
+from ..engine.modes import get_rule
 from .budget import Budget
 from .env import dispatch, environment
 from .floor import (
@@ -38,6 +39,7 @@ from .floor import (
     noise_text,
 )
 from .point import Point, finite, reason
+from .preparing import prepare_series
 from .references import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .series import Series, parse_variants
 from .timing import REPEATS, TARGET_S, Stopwatch, interleave
@@ -246,12 +248,11 @@ class _Run:
     def _prepare(self, m: Model, point: tuple, v: Series) -> tuple[Any, list[str]]:
         """``prepare`` once per size and options: the reference and the measured point
         share it (its compile time is the one measured). Returns (prepared, notes)."""
-        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend)
+        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse))
         if key not in self._prepared:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", UntrustedWarning)
-                p = prepare(m, *point, mode=v.mode, jit=v.jit, precision=v.precision,
-                            scheme=v.scheme or "central", backend=v.backend)  # fmt: skip
+                p = prepare_series(m, point, v)
             notes = [str(w.message) for w in caught if issubclass(w.category, UntrustedWarning)]
             self._prepared[key] = (p, notes)
         return self._prepared[key]
@@ -267,7 +268,7 @@ class _Run:
         return dict(
             model=m.name, mode=v.mode, n=n, label=v.label, scheme=v.scheme, jit=bool(v.jit),
             precision=v.precision, backend=v.backend, settings=dict(m.settings),
-            env=self.env(v.precision),
+            env=self.env(v.precision), order=get_rule(v.mode).order,
         )  # fmt: skip
 
     def _start(self, pt: Point) -> Point:
@@ -287,7 +288,8 @@ class _Run:
             pt.prepared, pt.notes, pt.cost = p, list(notes), p.cost()
             if pt.cost:
                 pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
-            pt.base.update(compile_s=p.compile_s, f_evals=p.f_evals)
+            pt.base.update(compile_s=p.compile_s, f_evals=p.f_evals,
+                           colors=getattr(p, "colors", None), nnz=getattr(p, "nnz", None))
             spent = time.perf_counter() - start
             if spent > budget_s:
                 pt.skipped = f"prepare took {seconds(spent)} > budget {seconds(budget_s)}"
@@ -336,7 +338,11 @@ class _Run:
             # the reference compiles reverse (and forward) mode: after the timings
             out = pt.watch.result
             value, estimate = out if v.scheme == "richardson" else (out, None)
-            ref = self.refs.get(pt.m, pt.args, n)
+            value = value.toarray() if hasattr(value, "toarray") else value  # sparse: dense
+            if p.trusted and p.note and (base["order"] == 2 or v.sparse):
+                # what a numeric Hessian differences; primitives a pattern took as dense
+                notes.append(p.note)
+            ref = self.refs.get(pt.m, pt.args, n, v.mode)
             fields.update(point_errors(value, estimate, ref, notes))
         if notes:
             fields["note"] = "; ".join(notes)
