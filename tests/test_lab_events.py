@@ -21,17 +21,20 @@ def _tmp_cwd(tmp_path, monkeypatch):
 
 def _event(lab, rnd: random.Random) -> None:
     kind = rnd.choice(
-        ["slider", "checkbox", "scheme", "jit", "precision", "compile", "run", "stop"]
+        ["slider", "checkbox", "framework", "scheme", "jit", "precision", "compile", "run", "stop"]
     )
     if kind == "slider":
         lab.n_slider.value = 10 ** rnd.uniform(0, math.log10(20))
     elif kind == "checkbox":
         box = lab.mode_checkboxes[rnd.choice(list(lab.mode_checkboxes))]
         box.value = not box.value
+    elif kind == "framework":  # the two always installed: JAX and the NumPy baseline
+        box = lab.framework_checkboxes[rnd.choice(["jax", "numpy"])]
+        box.value = not box.value
     elif kind == "scheme":
         lab.scheme_dropdown.value = rnd.choice(lab.scheme_dropdown.options)
     elif kind == "jit":
-        lab.jit_toggle.value = not lab.jit_toggle.value
+        lab.jit_toggle.value = rnd.choice(lab.jit_toggle.options)
     elif kind == "precision":
         lab.precision_toggle.value = rnd.choice(lab.precision_toggle.options)
     elif kind == "compile":
@@ -55,18 +58,24 @@ def test_100_random_events_during_a_sweep():
 
     if not lab.modes:
         lab.mode_checkboxes["reverse"].value = True
+    if "jax" not in lab.frameworks:
+        lab.framework_checkboxes["jax"].value = True
     lab.run_button.click()  # the final run, with the final settings
     assert lab.wait(timeout=180)
     assert not lab.state.bugs
 
     n = lab.n
     assert n == round(lab.n_slider.value) and 1 <= n <= 20
-    want = {variant(m, lab.scheme) for m in lab.modes}
+    # NumPy runs only the differences (numeric, complex step): it has no AD
+    want = {variant(m, lab.scheme, f) for f in lab.frameworks for m in lab.modes
+            if f == "jax" or m in ("numeric", "complex-step")}  # fmt: skip
     assert set(measured(lab)) == want == set(lab.plots.series)
     assert series_points(lab) == measured(lab)
     drawn = lab.plots.records.data
     assert list(drawn["label"]) == [r.label for r in lab.results]
     assert max(drawn["n"]) == n
     assert set(drawn["precision"]) == {lab.precision_toggle.value}
-    assert all(r.jit == (lab.jit_toggle.value and r.backend == "jax") for r in lab.results)
+    # jit: JAX compiles unless "eager" is chosen; NumPy never does
+    jax_jit = lab.jit_toggle.value != "eager"
+    assert all(r.jit == (jax_jit and r.backend == "jax") for r in lab.results)
     assert lab.status.startswith("Done")

@@ -21,12 +21,14 @@ def _tmp_cwd(tmp_path, monkeypatch):
 
 
 def test_run_button_fills_the_plot_sources():
-    lab = adlab.Lab(n=30, modes=["forward"], **FAST)
+    lab = adlab.Lab(n=30, modes=["forward"], frameworks=["jax"], **FAST)
     lab.n_slider.value = 10.0
     lab.mode_checkboxes["reverse"].value = True
-    lab.mode_checkboxes["numpy"].value = True
+    lab.mode_checkboxes["numeric"].value = True
+    lab.framework_checkboxes["numpy"].value = True
     lab.scheme_dropdown.value = "forward"
-    assert (lab.n, lab.modes, lab.scheme) == (10, ["forward", "reverse", "numpy"], "forward")
+    assert (lab.n, lab.modes, lab.frameworks, lab.scheme) == (
+        10, ["forward", "reverse", "numeric"], ["jax", "numpy"], "forward")  # fmt: skip
 
     lab.run_button.click()
     assert lab.running
@@ -35,8 +37,13 @@ def test_run_button_fills_the_plot_sources():
     assert lab.status_label.value.startswith("Done")
 
     # every derivative series, every n, is in its plot source, with the record's values
-    want = {"forward", "reverse", "numeric[forward](numpy)"}
+    want = {"forward", "reverse", "numeric[forward]", "numeric[forward](numpy)"}
     assert set(measured(lab)) == want
+    # NumPy has no AD: its forward and reverse are not run, and the status says why
+    assert (
+        "Not run: forward(numpy) and reverse(numpy): mode 'forward' needs forward-mode AD"
+        in lab.status
+    )
     assert series_points(lab) == measured(lab)
     assert sorted({r.n for r in lab.results}) == [1, 3, 10]
     for r in lab.results:

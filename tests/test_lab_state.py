@@ -20,7 +20,8 @@ from adlab.measure.series import parse_variant
 
 def test_results_change_only_on_the_ui_thread(tmp_path):
     loop: queue.Queue = queue.Queue()
-    state = LabState(n=10, modes=["forward", "numpy"], post=loop.put, edits=tmp_path, **FAST)
+    state = LabState(n=10, modes=["forward", "numeric"], frameworks=["jax", "numpy"],
+                     post=loop.put, edits=tmp_path, **FAST)  # fmt: skip
     threads = set()
     state.observe(lambda _: threads.add(threading.current_thread()), ["results", "steps", "status"])
     state.run()
@@ -59,11 +60,17 @@ def test_log_sizes():
     assert log_sizes(2, fixed=[5, 20]) == [2]
 
 
-def test_a_mode_checkbox_is_spelled_and_read_back_by_the_series_syntax():
-    assert [variant(m, "richardson") for m in ("forward", "numeric", "numpy")] == [
-        "forward", "numeric[richardson]", "numeric[richardson](numpy)",
-    ]  # fmt: skip
-    for mode in ("forward", "reverse", "numeric", "complex-step", "numpy"):
-        v = parse_variant(variant(mode, "central"))
-        assert v.mode == ("numeric" if mode == "numpy" else mode)
-        assert (v.backend == "numpy") is (mode == "numpy")
+def test_a_mode_on_a_framework_is_spelled_and_read_back_by_the_series_syntax():
+    assert [
+        variant(m, "richardson", f)
+        for m, f in (
+            ("forward", "jax"),
+            ("numeric", "jax"),
+            ("numeric", "numpy"),
+            ("reverse", "torch"),
+        )
+    ] == ["forward", "numeric[richardson]", "numeric[richardson](numpy)", "reverse(torch)"]
+    for mode in ("forward", "reverse", "numeric", "complex-step"):
+        for framework in ("jax", "numpy", "torch", "tensorflow", "autograd"):
+            v = parse_variant(variant(mode, "central", framework))
+            assert (v.mode, v.backend or "jax") == (mode, framework)

@@ -24,6 +24,7 @@ from ..measure.advisor import advice_from
 from ..measure.findings import Crossover, tied_pairs
 from ..measure.floor import noisy
 from ..measure.series import Series
+from .plan import plan
 
 
 def log_sizes(n: int, fixed: Sequence[int] | None = None) -> list[int]:
@@ -47,11 +48,11 @@ def log_sizes(n: int, fixed: Sequence[int] | None = None) -> list[int]:
     return [*out, n]
 
 
-def variant(mode: str, scheme: str) -> str:
-    """The bench variant (and series label) of a mode checkbox, spelled by ``Series``."""
-    if mode == "numpy":
-        return Series("numeric", scheme, backend="numpy").spelled()
-    return Series(mode, scheme if mode == "numeric" else None).spelled()
+def variant(mode: str, scheme: str, framework: str = "jax") -> str:
+    """The bench variant (and series label) of a mode on a framework, spelled by ``Series``
+    ("reverse", "numeric[central](numpy)", "reverse(torch)")."""
+    return Series(mode, scheme if mode == "numeric" else None,
+                  backend=framework).spelled({"backend": "jax"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class Job:
     sizes: tuple[int, ...]
     variants: tuple[str, ...]
     scheme: str
-    jit: bool
+    jit: bool | None  # None: each framework as its users run it
     precision: str
     n: int
     steps_n: int
@@ -121,8 +122,15 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
         if superseded():
             return
     try:
+        # pairs of mode and framework that cannot run are left out, with the engine's reason
+        chosen = plan(job.variants, scheme=job.scheme, jit=job.jit, precision=job.precision,
+                      backend="jax")  # fmt: skip
+        if chosen.left_out:
+            emit("note", chosen.note())
+        if not chosen.variants:
+            raise ValueError(f"nothing can run. {chosen.note()}")
         # warn=False: a warning from the worker thread would reach no one; a note does
-        sweep = bench(job.model, job.sizes, list(job.variants), scheme=job.scheme,
+        sweep = bench(job.model, job.sizes, list(chosen.variants), scheme=job.scheme,
                       jit=job.jit, precision=job.precision, warn=False,
                       **job.options)  # fmt: skip
         emit("total", sweep.total)

@@ -37,10 +37,10 @@ from ..report import to_csv, to_json
 from .edits import Edits
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job, variant
 from .sources import compile_model, resolve
-from .traits import DEFAULT_N, MODE_CHOICES, N_MAX, LabTraits
+from .traits import DEFAULT_FRAMEWORKS, DEFAULT_N, FRAMEWORK_CHOICES, MODE_CHOICES, N_MAX, LabTraits
 from .worker import worker
 
-__all__ = ["DEBOUNCE_S", "MODE_CHOICES", "STEPS_N_MAX", "LabState"]
+__all__ = ["DEBOUNCE_S", "FRAMEWORK_CHOICES", "MODE_CHOICES", "STEPS_N_MAX", "LabState"]
 
 #: a settings change during a run restarts it after this quiet time
 DEBOUNCE_S = 0.3
@@ -59,6 +59,8 @@ class LabState(LabTraits):
         sizes: fixed sizes for the sweep (those up to ``n`` are used); default:
             log-spaced up to ``n``.
         modes: which of ``MODE_CHOICES`` to measure; default all.
+        frameworks: which of ``FRAMEWORK_CHOICES`` to run each mode on; default
+            ``DEFAULT_FRAMEWORKS`` (JAX, and NumPy's differences as the baseline).
         n: the largest size, and the size of the step-size curves.
         post: runs a callable on the UI thread (the kernel's IO loop); None:
             at once, under ``lock``.
@@ -73,6 +75,7 @@ class LabState(LabTraits):
         model: str | Model = "normal_logpdf",
         sizes: Sequence[int] | None = None,
         modes: Iterable[str] | None = None,
+        frameworks: Iterable[str] | None = None,
         *,
         n: int | None = None,
         post: Callable[[Callable[[], None]], None] | None = None,
@@ -103,6 +106,7 @@ class LabState(LabTraits):
             self.n_max = max(N_MAX, *self.fixed_sizes)
         self.n = n if n is not None else (max(self.fixed_sizes) if self.fixed_sizes else DEFAULT_N)
         self.modes = list(MODE_CHOICES if modes is None else modes)
+        self.frameworks = list(DEFAULT_FRAMEWORKS if frameworks is None else frameworks)
         name, original = resolve(model)
         self._originals[name] = original
         self.model_names = [*list_models(), *([name] if name not in list_models() else [])]
@@ -198,17 +202,17 @@ class LabState(LabTraits):
 
     @property
     def variants(self) -> list[str]:
-        """The bench variants (= series labels) of the selected modes."""
-        return [variant(m, self.scheme) for m in self.modes]
+        """The bench variants (= series labels): each selected mode on each framework."""
+        return [variant(m, self.scheme, f) for f in self.frameworks for m in self.modes]
 
-    @observe("n", "modes", "scheme", "jit", "precision", "model")
+    @observe("n", "modes", "frameworks", "scheme", "jit", "precision", "model")
     def _settings_changed(self, change: dict) -> None:
         if self._quiet or change["new"] == change["old"]:
             return
         with self.lock:
-            if self.running and not self.modes:
+            if self.running and not self.variants:
                 self.stop()
-                self.status += " No mode is chosen."
+                self.status += " No mode or no framework is chosen."
             elif self.running:
                 self._begin(delay=DEBOUNCE_S)
             elif self.results and self.error is None:
@@ -221,8 +225,8 @@ class LabState(LabTraits):
             if self.model is None:
                 self.status = "Nothing to run: fix the model's error first."
                 return
-            if not self.modes:
-                self.status = "Choose at least one mode to measure."
+            if not self.variants:
+                self.status = "Choose at least one mode and one framework to measure."
                 return
             self._begin(delay=0.0)
         if wait:

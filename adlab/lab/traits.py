@@ -21,11 +21,15 @@ from traitlets import (
     validate,
 )
 
-from .._vocab import PRECISIONS, SCHEMES, ModelError
+from .._vocab import BACKENDS, PRECISIONS, SCHEMES, ModelError
 from ..engine.model import Model
 
-#: the mode checkboxes; "numpy" is finite differences in plain NumPy (the baseline)
-MODE_CHOICES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step", "numpy")
+#: the mode checkboxes
+MODE_CHOICES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
+#: the framework checkboxes: each ticked mode runs on each ticked framework
+FRAMEWORK_CHOICES: tuple[str, ...] = BACKENDS
+#: JAX, and plain NumPy's finite differences as the framework-free baseline
+DEFAULT_FRAMEWORKS: tuple[str, ...] = ("jax", "numpy")
 DEFAULT_N = 1000
 N_MAX = 10_000
 
@@ -42,8 +46,13 @@ class LabTraits(HasTraits):
     n = Int(DEFAULT_N)
     n_max = Int(N_MAX)
     modes = List(Unicode())
+    frameworks = List(Unicode())
     scheme = Enum(SCHEMES, default_value="central")
-    jit = Bool(True)
+    jit = Bool(
+        None, allow_none=True,
+        help="None: each framework as its users run it (JAX jitted, the others eager); "
+        "True: each framework's compiler; False: every one eagerly",
+    )  # fmt: skip
     precision = Enum(PRECISIONS, default_value="float64")
     show_compile = Bool(False)
     running = Bool(False)
@@ -62,10 +71,25 @@ class LabTraits(HasTraits):
     @validate("modes")
     def _valid_modes(self, proposal: dict) -> list[str]:
         modes = list(proposal["value"])
+        if "numpy" in modes:
+            raise TraitError(
+                "'numpy' is a framework now, not a mode: tick 'numeric' and the NumPy "
+                "framework (frameworks=['jax', 'numpy']) for the NumPy baseline"
+            )
         unknown = [m for m in modes if m not in MODE_CHOICES]
         if unknown:
             raise TraitError(f"unknown mode(s) {unknown}; choose from {list(MODE_CHOICES)}")
         return [m for m in MODE_CHOICES if m in modes]  # one order, no repeats
+
+    @validate("frameworks")
+    def _valid_frameworks(self, proposal: dict) -> list[str]:
+        chosen = list(proposal["value"])
+        unknown = [f for f in chosen if f not in FRAMEWORK_CHOICES]
+        if unknown:
+            raise TraitError(
+                f"unknown framework(s) {unknown}; choose from {list(FRAMEWORK_CHOICES)}"
+            )
+        return [f for f in FRAMEWORK_CHOICES if f in chosen]  # one order, no repeats
 
     @observe("error")
     def _error_changed(self, change: dict) -> None:

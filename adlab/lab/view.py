@@ -15,29 +15,15 @@ from typing import Any
 
 import ipywidgets as w
 import traitlets
-from bokeh.core.json_encoder import serialize_json
-from jupyter_bokeh import BokehModel
 
 from ..engine.model import Model
 from ..plots import LabPlots
 from ..plots._bokehjs import publish_bokehjs
+from .choices import framework_boxes, jit_buttons, link_boxes, mode_boxes, row
 from .editor import CodeEditor
-from .state import MODE_CHOICES, LabState
+from .liveplot import LivePlot
+from .state import LabState
 
-_MODE_TEXT = {
-    "forward": "forward",
-    "reverse": "reverse",
-    "numeric": "numeric",
-    "complex-step": "complex step",
-    "numpy": "NumPy baseline",
-}
-_MODE_TIPS = {
-    "forward": "forward-mode AD (jax.jacfwd): one pass per input",
-    "reverse": "reverse-mode AD (jax.grad / jacrev): one pass per output",
-    "numeric": "finite differences in JAX, with the scheme on the right",
-    "complex-step": "complex step (Squire & Trapp 1998): no cancellation error",
-    "numpy": "finite differences in plain NumPy, with the same scheme: the framework-free baseline",
-}
 _STYLE = """<style>
 .adlab-error pre { color: #b00020; background: #fff0f0; margin: 0; padding: 4px 6px;
   white-space: pre-wrap; }
@@ -55,48 +41,6 @@ def _kernel_post() -> Callable[[Callable[[], None]], None] | None:
     return loop.add_callback if loop is not None else None
 
 
-#: the Bokeh attributes a person changes in the browser, which the kernel takes back
-_FROM_BROWSER = frozenset({"start", "end", "visible", "muted", "indices", "line_indices", "active"})
-
-
-class LivePlot(BokehModel):
-    """A ``BokehModel`` whose state, when a frontend asks for it, is the current one.
-
-    ``BokehModel`` sends its document once and then only patches. A view
-    created later (the same Lab displayed again, or a browser tab reopened on
-    a running kernel) would start from the first snapshot, without the points
-    streamed since. Serialising the document afresh in ``get_state`` fixes that.
-    """
-
-    _stale = False
-
-    def _sync_model(self, model: Any, content: dict, buffers: list) -> None:
-        # jupyter_bokeh 4.1's view sends back every change that applying our own patch
-        # caused. Applied here again, each streamed point was doubled, and an echo of an
-        # older value (a source emptied at a run's start) overwrote newer data. So only
-        # what a person changes in the browser comes back: ranges (pan, zoom), legend
-        # clicks (visible, muted), selections, active tools.
-        if content.get("kind") == "ModelChanged" and content.get("attr") in _FROM_BROWSER:
-            super()._sync_model(model, content, buffers)
-        elif content.get("kind") == "MessageSent":  # Bokeh UI events (e.g. reset, tap)
-            super()._sync_model(model, content, buffers)
-
-    def _document_patched(self, event: Any) -> None:
-        self._stale = True
-        super()._document_patched(event)
-
-    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict:
-        state = super().get_state(key, drop_defaults)
-        if self._stale and "render_bundle" in state:  # a frontend asks: give it the document now
-            state["render_bundle"] = serialize_json(self._model_to_traits(self._model))
-        return state
-
-    def refresh(self) -> None:
-        """Send the whole document again (views re-render from it)."""
-        self._stale = False
-        self.render_bundle = self._model_to_traits(self._model)
-
-
 class Lab(w.VBox):
     """adlab's interactive bench: edit a model, pick modes, press Run, watch the plots.
 
@@ -104,8 +48,11 @@ class Lab(w.VBox):
         model: a catalog name (see ``adlab.list_models()``), model source, or a Model.
         sizes: fixed sizes to sweep (those up to the slider's n); default:
             log-spaced up to n.
-        modes: which of "forward", "reverse", "numeric", "complex-step",
-            "numpy" (the NumPy baseline) to measure; default all.
+        modes: which of "forward", "reverse", "numeric", "complex-step" to
+            measure; default all.
+        frameworks: which of "jax", "numpy", "torch", "tensorflow", "autograd"
+            to run each mode on (``mode(framework)``); default JAX and the NumPy
+            baseline. A mode a framework cannot do is not run, and the status says why.
         **options: ``n`` (the slider's start), ``steps`` (draw the step-size
             curves, default True), ``steps_n_max`` (their largest n, default
             1000), ``edits`` (folder for saved edits), and options of
@@ -122,9 +69,10 @@ class Lab(w.VBox):
         model: str | Model = "normal_logpdf",
         sizes: Sequence[int] | None = None,
         modes: Sequence[str] | None = None,
+        frameworks: Sequence[str] | None = None,
         **options: Any,
     ) -> None:
-        state = LabState(model, sizes, modes, post=_kernel_post(), **options)
+        state = LabState(model, sizes, modes, frameworks, post=_kernel_post(), **options)
         self.state = state
         self.plots = LabPlots(show_compile=state.show_compile)
         self._shown_run = -1
@@ -156,22 +104,13 @@ class Lab(w.VBox):
             description="n", readout_format=".0f", continuous_update=True,
             layout=w.Layout(width="100%"),
         )  # fmt: skip
-        self.mode_checkboxes = {
-            m: w.Checkbox(
-                value=m in s.modes,
-                description=_MODE_TEXT[m],
-                indent=False,
-                tooltip=_MODE_TIPS[m],
-                layout=w.Layout(width="auto"),
-            )  # fmt: skip
-            for m in MODE_CHOICES
-        }
+        self.mode_checkboxes = mode_boxes(s)
+        self.framework_checkboxes = framework_boxes(s)
         self.scheme_dropdown = w.Dropdown(
             options=list(type(s).scheme.values), value=s.scheme, description="scheme",
             layout=w.Layout(width="220px"),
         )  # fmt: skip
-        self.jit_toggle = w.ToggleButton(value=s.jit, description="jit", icon="bolt",
-                                         tooltip="compile with XLA (jax.jit)")  # fmt: skip
+        self.jit_toggle = jit_buttons(s)
         self.precision_toggle = w.ToggleButtons(
             options=list(type(s).precision.values), value=s.precision,
             style={"button_width": "72px"},
@@ -198,15 +137,17 @@ class Lab(w.VBox):
             widget.add_class(hook)
 
     def _layout(self) -> list[w.Widget]:
-        modes = w.HBox(list(self.mode_checkboxes.values()), layout=w.Layout(flex_flow="row wrap"))
         controls = w.VBox(
             [
                 w.HBox([self.model_dropdown, self.reset_button]),
                 self.n_slider,
                 w.HTML("<b>Modes</b>"),
-                modes,
+                row(self.mode_checkboxes.values()),
+                w.HTML("<b>Frameworks</b>"),
+                row(self.framework_checkboxes.values()),
                 self.scheme_dropdown,
-                w.HBox([self.jit_toggle, self.precision_toggle]),
+                self.jit_toggle,
+                self.precision_toggle,
                 self.compile_toggle,
                 w.HBox([self.run_button, self.stop_button, self.export_button]),
                 self.progress_bar,
@@ -227,28 +168,19 @@ class Lab(w.VBox):
         traitlets.dlink((s, "error_text"), (self.error_box, "value"), _error_html)
         traitlets.link((self.n_slider, "value"), (s, "n"), transform=(round, float))
         traitlets.link((self.scheme_dropdown, "value"), (s, "scheme"))
-        traitlets.link((self.jit_toggle, "value"), (s, "jit"))
         traitlets.link((self.precision_toggle, "value"), (s, "precision"))
         traitlets.link((self.compile_toggle, "value"), (s, "show_compile"))
         traitlets.dlink((s, "progress"), (self.progress_bar, "value"))
         traitlets.dlink((s, "status"), (self.status_label, "value"), html.escape)
         traitlets.dlink((s, "running"), (self.stop_button, "disabled"), lambda r: not r)
-        for box in self.mode_checkboxes.values():
-            box.observe(self._checkbox_changed, "value")
-        s.observe(self._modes_changed, "modes")
+        link_boxes(self.mode_checkboxes, s, "modes")
+        link_boxes(self.framework_checkboxes, s, "frameworks")
         self.run_button.on_click(lambda _: s.run())
         self.stop_button.on_click(lambda _: s.stop())
         self.reset_button.on_click(lambda _: s.reset_source())
         self.export_button.on_click(self._export_clicked)
         s.observe(self._results_changed, ["run_id", "results", "steps", "steps_n"])
         s.observe(self._compile_shown, "show_compile")
-
-    def _checkbox_changed(self, _change: dict) -> None:
-        self.state.modes = [m for m, box in self.mode_checkboxes.items() if box.value]
-
-    def _modes_changed(self, change: dict) -> None:
-        for m, box in self.mode_checkboxes.items():
-            box.value = m in change["new"]
 
     def _export_clicked(self, _button: w.Button) -> None:
         try:
@@ -376,9 +308,11 @@ def _delegate(name: str, doc: str) -> property:
 
 for _name, _doc in {
     "n": "The largest size of the sweep, and the n of the step-size curves.",
-    "modes": "The modes to measure: any of forward, reverse, numeric, complex-step, numpy.",
-    "scheme": "The finite-difference scheme of numeric and the NumPy baseline.",
-    "jit": "Compile with XLA (True) or run eagerly (False).",
+    "modes": "The modes to measure: any of forward, reverse, numeric, complex-step.",
+    "frameworks": "The frameworks to run them on: any of jax, numpy, torch, tensorflow, autograd.",
+    "scheme": "The finite-difference scheme of numeric.",
+    "jit": "None: each framework as its users run it (JAX jitted, the others eager); "
+    "True: each framework's compiler; False: all eagerly.",
     "precision": '"float64" or "float32".',
     "show_compile": "Whether the time plot shows compile times.",
     "model_name": "The model being edited (the dropdown).",

@@ -1,9 +1,11 @@
-"""One color per series, the same in the Lab and in every tutorial figure.
+"""One look per series, the same in the Lab and in every tutorial figure.
 
-A series is colored by its mode (reverse is always red), read from its label
-with the series syntax (``adlab.measure.series``); the NumPy baseline has its
-own color whatever its scheme. Labels that do not spell a variant exactly (a
-series on another model, "mlp: reverse"; "reverse (jit)") take palette colors.
+A series' color is its mode's (reverse is always red), its marker and line dash
+its framework's (JAX circles on solid lines, PyTorch triangles on dash-dots,
+...), both read from its label with the series syntax
+(``adlab.measure.series``) or from its records. Labels that do not spell a
+variant exactly (a series on another model, "mlp: reverse"; "reverse (jit)")
+take palette colors.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ _MODE_COLORS = {
     "numeric": Category10_10[2],
     "complex-step": Category10_10[4],
 }
-_NUMPY_COLOR = Category10_10[1]
+#: one marker and one line dash per framework: with the mode's color they name a series
+FRAMEWORK_LOOKS: dict[str, tuple[str, str]] = {
+    "jax": ("circle", "solid"),
+    "numpy": ("square", "dashed"),
+    "torch": ("triangle", "dotdash"),
+    "tensorflow": ("inverted_triangle", "dashdot"),
+    "autograd": ("hex", "dotted"),
+}
 #: the step-size curves, one per scheme (complex step as in the series)
 STEP_COLORS = {
     "forward": Category10_10[0],
@@ -40,11 +49,20 @@ def _series(label: str) -> Series | None:
 
 
 def mode_color(label: str) -> str | None:
-    """The color of a plain variant's mode (the NumPy baseline's own), else None."""
+    """The color of a plain variant's mode, else None."""
     v = _series(label)
-    if v is None:
-        return None
-    return _NUMPY_COLOR if v.backend == "numpy" else _MODE_COLORS.get(v.mode)
+    return None if v is None else _MODE_COLORS.get(v.mode)
+
+
+def framework_of(label: str) -> str:
+    """The framework a label names ("reverse(torch)": "torch"); JAX when it names none."""
+    v = _series(label)
+    return (v.backend if v is not None else None) or "jax"
+
+
+def framework_look(framework: str | None) -> tuple[str, str]:
+    """(marker, line dash) of a framework's series; JAX's for one it does not know."""
+    return FRAMEWORK_LOOKS.get(framework or "jax", FRAMEWORK_LOOKS["jax"])
 
 
 def series_color(label: str, index: int) -> str:
@@ -53,19 +71,30 @@ def series_color(label: str, index: int) -> str:
     return mode_color(label) or Category10_10[(5 + index) % 10]
 
 
-def assign_colors(labels: Sequence[str], given: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A distinct color per label: the mode's color for a plain variant ("reverse",
-    "numeric[central]", "reverse(eager)"), else the next unused palette color."""
+def assign_colors(
+    labels: Sequence[str],
+    given: Mapping[str, str] | None = None,
+    frameworks: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """A color per label such that no two labels share both color and framework: the mode's
+    color for a plain variant ("reverse", "numeric[central]", "reverse(torch)"), else the
+    next unused palette color. ``frameworks``: label -> framework (default: read from
+    the label)."""
     out = dict(given or {})
-    used = set(out.values())
+
+    def framework(label: str) -> str:
+        return (frameworks or {}).get(label) or framework_of(label)
+
+    used = {(c, framework(lab)) for lab, c in out.items()}
     for label in labels:  # first the plain variants, so that they keep their mode's color
         color = mode_color(label)
-        if label not in out and color is not None and color not in used:
+        if label not in out and color is not None and (color, framework(label)) not in used:
             out[label] = color
-            used.add(color)
+            used.add((color, framework(label)))
+    taken = {c for c, _ in used}
     for label in labels:
         if label not in out:
-            color = next((c for c in Category10_10 if c not in used), Category10_10[0])
+            color = next((c for c in Category10_10 if c not in taken), Category10_10[0])
             out[label] = color
-            used.add(color)
+            taken.add(color)
     return out

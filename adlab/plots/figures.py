@@ -23,7 +23,7 @@ from ..accuracy.steps import RichardsonPoint
 from ..measure.costs import CostRow
 from ..measure.findings import crossovers, significant
 from ..measure.fused import FusedDescent
-from .colors import assign_colors
+from .colors import assign_colors, framework_look
 from .live import LabPlots
 from .rows import ERROR_FLOOR, MIN_STEP_DRAWN, error_plot, positive
 
@@ -65,6 +65,7 @@ def lines(
     hlines: Sequence[tuple[float, str]] = (),
     dashed: Iterable[str] = (),
     colors: Mapping[str, str] | None = None,
+    frameworks: Mapping[str, str] | None = None,
     y_format: str = "{0.000a}",
     width: int = WIDTH,
     height: int = HEIGHT,
@@ -72,8 +73,10 @@ def lines(
     """One line with markers per series (label -> (x, y) points), legend below, hover.
 
     ``hlines`` are (y, text) reference lines; series named in ``dashed`` are
-    drawn dashed in black (the primal f, for instance). On a log axis points
-    that are not positive are left out.
+    drawn dashed in black (the primal f, for instance). ``frameworks`` (label ->
+    framework) give each series its framework's marker and, unless dashed, line
+    dash (``colors.framework_look``). On a log axis points that are not positive
+    are left out.
     """
     fig = figure(
         title=title, width=width, height=height,
@@ -88,7 +91,8 @@ def lines(
     )  # fmt: skip
     fig.add_layout(legend, "below")
     dashed = list(dashed)
-    colors = assign_colors([lab for lab in series if lab not in dashed], colors)
+    frameworks = frameworks or {}
+    colors = assign_colors([lab for lab in series if lab not in dashed], colors, frameworks)
     drawn = []
     xs_all: list[float] = []
     for label, pts in series.items():
@@ -102,12 +106,13 @@ def lines(
         src = ColumnDataSource({"x": [p[0] for p in keep], "y": [p[1] for p in keep],
                                 "label": [label] * len(keep)})  # fmt: skip
         xs_all += [p[0] for p in keep]
+        marker, dash = framework_look(frameworks.get(label))
         if label in dashed:
             style = {"color": "black", "line_dash": _DASHES[dashed.index(label) % len(_DASHES)]}
         else:
-            style = {"color": colors[label]}
+            style = {"color": colors[label], "line_dash": dash}
         line = fig.line("x", "y", source=src, line_width=2, legend_label=label, **style)
-        dots = fig.scatter("x", "y", source=src, size=6, color=style["color"],
+        dots = fig.scatter("x", "y", source=src, size=6, color=style["color"], marker=marker,
                            legend_label=label)  # fmt: skip
         drawn += [line, dots]
     for y, text in hlines:
@@ -150,7 +155,8 @@ def records_figure(
     primals = [r.label for r in records if r.mode == "primal"]
     # colors from every derivative series of the records, so all figures of one sweep agree
     derivs = list(dict.fromkeys(r.label for r in records if r.mode != "primal"))
-    kw["colors"] = assign_colors(derivs, kw.get("colors"))
+    kw.setdefault("frameworks", {r.label: r.backend for r in records})
+    kw["colors"] = assign_colors(derivs, kw.get("colors"), kw["frameworks"])
     return lines(series, title=title, x_label="n", y_label=y_label, hlines=hlines,
                  dashed=dict.fromkeys(primals), **kw)  # fmt: skip
 
@@ -200,7 +206,8 @@ def error_figure(records: Iterable[Record], *, title: str = "Error against n", *
     records = [r for r in records if r.error is not None]
     series = {lab: [(n, error_plot(e)) for n, e in pts]
               for lab, pts in _by_label(records, "error", False).items()}  # fmt: skip
-    kw["colors"] = assign_colors(list(series), kw.get("colors"))
+    kw.setdefault("frameworks", {r.label: r.backend for r in records})
+    kw["colors"] = assign_colors(list(series), kw.get("colors"), kw["frameworks"])
     return lines(series, title=title, x_label="n", y_label="max relative error",
                  y_format="{0.0e}", **kw)  # fmt: skip
 

@@ -31,7 +31,7 @@ from .._vocab import FRAME_S, Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES
 from ..measure.findings import crossovers, significant
 from .axes import log_figure
-from .colors import STEP_COLORS, series_color
+from .colors import STEP_COLORS, framework_look, series_color
 from .rows import (
     MIN_STEP_DRAWN,
     RECORD_COLUMNS,
@@ -49,6 +49,7 @@ _TIME = "{0.000a}s"  # bokeh's numeral format: 1.234ms, 56.7us
 
 _RECORD_TIPS = [
     ("series", "@label"),
+    ("framework", "@backend (@jit)"),
     ("n", "@n"),
     ("time", f"@median_s{_TIME} \u00b1 @iqr_s{_TIME} (IQR)"),
     ("compile", f"@compile_s{_TIME}"),
@@ -76,7 +77,7 @@ class LabPlots:
     """
 
     #: derivative series and primals drawn at once (more are added when needed)
-    SERIES_SLOTS = 6
+    SERIES_SLOTS = 8
     PRIMAL_SLOTS = 2
 
     def __init__(self, *, show_compile: bool = False, width: int = 470, height: int = 370):
@@ -205,8 +206,8 @@ class LabPlots:
         glyphs = {
             "time": [t.line("n", "median_s", line_width=2, **style),
                      t.scatter("n", "median_s", size=6, **style)],
-            "compile": [t.line("n", "compile_s", line_dash="dashed", **style),
-                        t.scatter("n", "compile_s", marker="triangle", size=7, **style)],
+            "compile": [t.line("n", "compile_s", line_alpha=0.6, **style),
+                        t.scatter("n", "compile_s", marker="x", size=8, **style)],
             "ratio": [r.line("n", "ratio_to_primal", line_width=2, **style),
                       r.scatter("n", "ratio_to_primal", size=6, **style)],
             "error": [e.line("n", "error_plot", line_width=2, **style),
@@ -235,13 +236,10 @@ class LabPlots:
     def _new_primal_slot(self) -> Slot:
         source = ColumnDataSource(empty(RECORD_COLUMNS), name="primal")
         t = self.figures["time"]
-        dash = ["solid", "dashed", "dotdash", "dotted"][len(self._primal_slots) % 4]
         glyphs = {
             "primal": [
-                t.line(
-                    "n", "median_s", source=source, color="black", line_width=2, line_dash=dash
-                ),  # fmt: skip
-                t.scatter("n", "median_s", source=source, color="black", size=4),
+                t.line("n", "median_s", source=source, color="black", line_width=2),
+                t.scatter("n", "median_s", source=source, color="black", size=5),
             ]
         }
         item = LegendItem(label="", renderers=glyphs["primal"], visible=False)
@@ -249,7 +247,9 @@ class LabPlots:
         self._time_hover.renderers = [*self._time_hover.renderers, glyphs["primal"][1]]
         return Slot(source, glyphs, [item])
 
-    def _slot(self, slots: list[Slot], label: str, primal: bool) -> ColumnDataSource:
+    def _slot(self, slots: list[Slot], label: str, primal: bool, framework: str
+              ) -> ColumnDataSource:  # fmt: skip
+        """The source of series ``label`` (a free slot takes it, in its look)."""
         for slot in slots:
             if slot.label == label:
                 return slot.source
@@ -258,7 +258,8 @@ class LabPlots:
             with frozen(self.layout):
                 free = self._new_primal_slot() if primal else self._new_series_slot()
             slots.append(free)
-        free.assign(label, "black" if primal else self._color(label), self.show_compile)
+        look = ("black" if primal else self._color(label), *framework_look(framework))
+        free.assign(label, look, self.show_compile)
         return free.source
 
     # ------------------------------------------------------------- records
@@ -278,13 +279,15 @@ class LabPlots:
             return
         rows = [record_row(r) for r in records]
         self.records.stream(columns(rows, RECORD_COLUMNS))
-        by_label: dict[tuple[bool, str], list[dict[str, Any]]] = {}
+        by_label: dict[tuple[bool, str, str], list[dict[str, Any]]] = {}
         for rec, row_ in zip(records, rows, strict=True):
             if not rec.skipped:
-                by_label.setdefault((rec.mode == "primal", rec.label), []).append(row_)
-        for (is_primal, label), group in by_label.items():
+                key = (rec.mode == "primal", rec.label, rec.backend)
+                by_label.setdefault(key, []).append(row_)
+        for (is_primal, label, framework), group in by_label.items():
             slots = self._primal_slots if is_primal else self._series_slots
-            self._slot(slots, label, is_primal).stream(columns(group, RECORD_COLUMNS))
+            source = self._slot(slots, label, is_primal, framework)
+            source.stream(columns(group, RECORD_COLUMNS))
         self._stream_per_n(self.floor, "floor_s", rows)
         self._records.extend(records)
         found = significant(crossovers(self._records))  # a tie within the noise is no mark

@@ -25,14 +25,20 @@ class Slot:
         self.items = items
         self.label: str | None = None
 
-    def assign(self, label: str, color: str, show_compile: bool) -> None:
-        """Take series ``label``: its name in the legends, its color; compile glyphs as asked."""
+    def assign(self, label: str, look: tuple[str, str, str], show_compile: bool) -> None:
+        """Take series ``label``: its name in the legends, its look (color, marker, line
+        dash: ``colors``); compile glyphs shown as asked, with a marker of their own."""
         self.label = label
+        color, marker, dash = look
         for part, glyphs in self.glyphs.items():
             for g in glyphs:
                 g.glyph.line_color = color
                 if hasattr(g.glyph, "fill_color"):
                     g.glyph.fill_color = color
+                if not hasattr(g.glyph, "marker"):
+                    g.glyph.line_dash = dash
+                elif part != "compile":
+                    g.glyph.marker = marker
                 g.visible = show_compile if part == "compile" else True
         for item in self.items:
             item.label = value(label)  # a plain string would name a data column

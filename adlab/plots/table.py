@@ -23,6 +23,8 @@ def _table_columns() -> list[TableColumn]:
     whole = NumberFormatter(format="0", nan_format="-")
     spec = [
         ("label", "series", None, 150),
+        ("backend", "framework", None, 75),
+        ("jit", "jit", None, 45),
         ("n", "n", whole, 60),
         ("median_s", "time (s)", sci, 80),
         ("iqr_s", "IQR (s)", sci, 80),
