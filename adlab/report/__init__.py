@@ -166,6 +166,10 @@ def describe_environment(records: Sequence[Record]) -> str:
     cpus = env.get("cpus_usable", env.get("cpu_count"))
     where = f"{device} ({cpu}, {cpus} CPUs)" if cpu else str(device)
     versions = ", ".join(f"{k} {env[k]}" for k in ("adlab", "jax", "numpy") if k in env)
+    others = {(r.env or {}).get("framework"): (r.env or {}).get("framework_version")
+              for r in records}  # fmt: skip
+    versions += "".join(f", {name} {version}" for name, version in others.items()
+                        if name not in (None, "jax", "numpy") and version)  # fmt: skip
     flags = f", XLA_FLAGS={env['xla_flags']!r}" if env.get("xla_flags") else ""
     inline = (
         " | every program inline (no async dispatch)"
