@@ -63,9 +63,10 @@ def test_xla_cost_for_jitted_jax_only(records):
             assert r.bytes_accessed > 0 and r.temp_bytes is not None
             if r.env["device"].startswith("cpu") and r.env["cpu_async_dispatch"]:
                 assert r.dispatch == ("inline" if r.flops < 1000 else "async")
-        else:
+        else:  # no XLA: no costs; the floor is the framework's own trivial call
             assert not r.jit
-            assert r.flops is r.flops_ratio is r.floor_s is r.dispatch is None
+            assert r.flops is r.flops_ratio is r.dispatch is None
+            assert r.floor_s > 0 and r.async_floor_s is None
 
 
 def test_f_evals_per_mode(records):

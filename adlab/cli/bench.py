@@ -7,6 +7,7 @@ import ast
 import sys
 from typing import Any
 
+from .._vocab import BACKENDS
 from ..measure.sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES
 
 
@@ -46,7 +47,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         ),
         epilog=(
             "modes: mode[scheme](options), e.g. forward, reverse, numeric[richardson], "
-            "reverse(eager), numeric[central](numpy), complex-step(float32). "
+            "reverse(eager), numeric[central](numpy), complex-step(float32), reverse(torch), "
+            "forward(tensorflow), reverse(autograd), reverse(torch,jit). "
             "cases: " + "; ".join(f"{c.name}: {c.title}" for c in CASES.values())
         ),
     )
@@ -66,8 +68,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheme", default="central", choices=["forward", "central", "richardson"],
                    help="finite-difference scheme for plain 'numeric'")  # fmt: skip
     p.add_argument("--precision", default="float64", choices=["float32", "float64"])
-    p.add_argument("--backend", default="jax", choices=["jax", "numpy"])
-    p.add_argument("--no-jit", dest="jit", action="store_false", help="run JAX eagerly")
+    p.add_argument("--backend", default="jax", choices=list(BACKENDS),
+                   help="the framework of variants that name none (default jax); a variant "
+                   "names its own: reverse(torch)")  # fmt: skip
+    jit = p.add_mutually_exclusive_group()
+    jit.add_argument("--jit", dest="jit", action="store_true", default=None,
+                     help="compile every variant with its framework's compiler (jax.jit, "
+                     "torch.compile, tf.function(jit_compile=True))")  # fmt: skip
+    jit.add_argument("--no-jit", dest="jit", action="store_false", default=None,
+                     help="run every variant eagerly (default: each framework as its users "
+                     "run it, JAX jitted, the others eagerly)")  # fmt: skip
     p.add_argument("--inline", action="store_true",
                    help="run every JAX program on the calling thread (JAX's CPU client "
                    "otherwise hands programs over 1000 XLA flops to a worker thread)")  # fmt: skip

@@ -81,6 +81,53 @@ def missing_attribute(exc: AttributeError, expr: str | None) -> str | None:
     return f"`{owner}` has no attribute '{name}'{_suggest(name, dir(obj))}"
 
 
+#: how people name each framework, in messages
+_LABELS = {"torch": "PyTorch", "tensorflow": "TensorFlow", "autograd": "autograd"}
+_NO_RULE = re.compile(r"\b(VJP|JVP) of (\w+) wrt argnums")  # autograd's
+_NOT_TENSOR = re.compile(r"^(\w+)\(\): argument '\w+' \(position \d+\) must be Tensor, not (\w+)")
+
+
+def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | None:
+    """(message, hint) where a framework's ``np`` falls short of NumPy, else None.
+
+    ``torch has no np.interp here``: a NumPy function its namespace lacks (an
+    ``AttributeError`` from ``backends._namespace``); ``autograd has no
+    reverse-mode rule for np.interp``; ``PyTorch's np.log takes tensors, not
+    Python numbers``.
+    """
+    obj, name = getattr(exc, "obj", None), getattr(exc, "name", None)
+    framework = getattr(obj, "__adlab_framework__", None)
+    if isinstance(exc, AttributeError) and framework and name:
+        import numpy
+
+        if not hasattr(numpy, name):
+            return None  # not NumPy's either: a misspelling (``missing_attribute``)
+        label = _LABELS.get(framework, framework)
+        other = "backend='jax'" if _jax_has(name) else "backend='numpy'"
+        return (f"{framework} has no np.{name} here: {label}'s NumPy-like namespace lacks it",
+                f"write it with functions {framework} has, or run this model on {other}, "
+                f"which has np.{name}")  # fmt: skip
+    m = _NO_RULE.search(str(exc)) if isinstance(exc, NotImplementedError) else None
+    if m:
+        direction = "reverse" if m.group(1) == "VJP" else "forward"
+        return (f"autograd has no {direction}-mode rule ({m.group(1)}) for np.{m.group(2)}",
+                "take this derivative another way: mode='numeric', the other AD mode if "
+                "autograd has a rule there, or backend='jax'")  # fmt: skip
+    m = _NOT_TENSOR.match(str(exc)) if isinstance(exc, TypeError) else None
+    if m:
+        what = f"`{expr}`: " if expr else ""
+        return (f"{what}PyTorch's np.{m.group(1)} takes tensors, not a Python {m.group(2)}",
+                f"for a constant, use Python's math: import math, then math.{m.group(1)}(...) "
+                "(np.pi and np.e are tensors here, so np.log(2 * np.pi) works)")  # fmt: skip
+    return None
+
+
+def _jax_has(name: str) -> bool:
+    import jax.numpy as jnp
+
+    return hasattr(jnp, name)
+
+
 def missing_name(exc: NameError, frame: types.FrameType) -> str | None:
     """``name 'totl' is not defined; did you mean 'total'?``, or None."""
     name = getattr(exc, "name", None)

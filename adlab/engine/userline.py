@@ -177,7 +177,10 @@ def translate(
     expr = explain.failing_expression(tb)
     hint = f"fix line {lineno} of the model and run again"
     reason = None
-    if isinstance(exc, _TRACER_ERRORS):
+    gap = explain.framework_gap(exc, expr)
+    if gap is not None:
+        reason, hint = gap
+    elif isinstance(exc, _TRACER_ERRORS):
         reason, hint = _tracer_hint(exc, expr, jit)
     elif isinstance(exc, AttributeError):
         reason = explain.missing_attribute(exc, expr)

@@ -43,8 +43,11 @@ class NoisyMachineWarning(UserWarning):
 
 
 @functools.cache
-def floor_call(precision: str = "float64", handed_over: bool = False) -> Any:
+def floor_call(precision: str = "float64", handed_over: bool = False, backend: str = "jax") -> Any:
     """The prepared trivial call (compiled once per process); call it on its ``inputs``.
+
+    ``backend``: the floor of that framework, run as its users run it (JAX
+    jitted, the others eagerly): each framework's fixed cost of one call.
 
     ``handed_over``: the floor of a program JAX's CPU client hands to a worker
     thread (``env.dispatch`` "async": over ``env.INLINE_FLOPS``): a sum of
@@ -64,28 +67,38 @@ def floor_call(precision: str = "float64", handed_over: bool = False) -> Any:
     else:
         model = Model.from_function(lambda x: x + 1.0, name="floor")
         shape = ()
+    if backend != "jax":  # prepare converts it for the framework
+        return prepare(model, np.zeros(shape, dtype_of(precision)), mode="primal",
+                       precision=precision, backend=backend)  # fmt: skip
     with precision_scope(precision):
         x = jax.device_put(np.zeros(shape, dtype_of(precision)))
         return prepare(model, x, mode="primal", precision=precision)
 
 
 def floor_watch(
-    precision: str, handed_over: bool = False, *, target_s: float = TARGET_S
+    precision: str,
+    handed_over: bool = False,
+    *,
+    target_s: float = TARGET_S,
+    backend: str = "jax",
 ) -> Stopwatch:
     """A started ``Stopwatch`` on the floor, to interleave with other callables."""
-    p = floor_call(precision, handed_over)
+    p = floor_call(precision, handed_over, backend)
     watch = Stopwatch(p, p.inputs, target_s=target_s)
     watch.start()
     return watch
 
 
-def dispatch_floor(precision: str = "float64", target_s: float = TARGET_S) -> float | None:
-    """Median seconds of a trivial jitted call (x + 1 on a scalar) through adlab's call path.
+def dispatch_floor(
+    precision: str = "float64", target_s: float = TARGET_S, backend: str = "jax"
+) -> float | None:
+    """Median seconds of a trivial call (x + 1 on a scalar) through adlab's call path:
+    jitted on JAX, as its users run it on the other frameworks (``backend``).
 
     Below this no derivative can go: it is the fixed cost of one call on this
     device. A derivative close to it is bound by overhead, not arithmetic.
     """
-    p = floor_call(precision)
+    p = floor_call(precision, backend=backend)
     return time_call(p, p.inputs, target_s=target_s).median_s
 
 

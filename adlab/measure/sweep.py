@@ -25,6 +25,7 @@ from typing import Any
 from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
+from ..engine.backends import get_backend
 from ..engine.derivative import UntrustedWarning
 from ..engine.model import Model
 from ..engine.modes import get_rule
@@ -93,7 +94,7 @@ def bench(
     modes: str | Sequence[str | Mapping[str, Any] | Series] = DEFAULT_MODES,
     *,
     scheme: str = "central",
-    jit: bool = True,
+    jit: bool | None = None,
     precision: str = "float64",
     backend: str = "jax",
     budget_s: float = BUDGET_S,
@@ -111,7 +112,8 @@ def bench(
         sizes: the sizes n (passed to the model's ``setup``); measured ascending.
         modes: variants, e.g. ``["forward", "numeric[richardson]", "reverse(eager)"]``,
             or one comma-separated string (syntax: ``adlab.measure.series``).
-        scheme, jit, precision, backend: defaults for variants that do not say.
+        scheme, jit, precision, backend: defaults for variants that do not say; ``jit``
+            None: each backend as its users run it (JAX jitted, the others eagerly).
         budget_s: seconds one point may take, compile included. A point
             predicted over it is skipped with the reason; a measurement stops
             its repeats before passing it.
@@ -184,16 +186,21 @@ class _Run:
         primals = {(id(m), p.label) for m, p, _ in self.series}
         derivs = [v for _, _, v in self.series if v.mode != "primal"]
         self.total = len(sizes) * (len(primals) + len(derivs))
-        self._env: dict[str, dict] = {}
+        self._env: dict[tuple[str, str], dict] = {}
         self._noise: float | None = None
         self.id = uuid.uuid4().hex[:12]  # env["sweep"]: which records were measured together
         self._prepared: dict[tuple, tuple[Any, list[str]]] = {}
 
-    def env(self, precision: str) -> dict[str, Any]:
-        if precision not in self._env:
-            self._env[precision] = {**environment(precision), "noise": self._noise,
-                                    "sweep": self.id}  # fmt: skip
-        return self._env[precision]
+    def env(self, precision: str, backend: str = "jax") -> dict[str, Any]:
+        """The records' environment: JAX's and the machine's, and the framework that ran them."""
+        if (precision, backend) not in self._env:
+            impl = get_backend(backend).environment()
+            self._env[(precision, backend)] = {
+                **environment(precision), "noise": self._noise, "sweep": self.id,
+                "framework": backend, "framework_version": impl["version"],
+                "framework_device": impl["device"],
+            }  # fmt: skip
+        return self._env[(precision, backend)]
 
     # ------------------------------------------------------------- sweep
     def records(self) -> Iterator[Record]:
@@ -228,15 +235,17 @@ class _Run:
                 point = Point(m, v, args[id(m)], primals[pkey], self._base(m, v, n))
                 points.append(self._start(point))
         live = [p for p in points if p.watch is not None]
-        # the floors beside them: the trivial call, and the hand-off to a worker thread
-        wanted = [(p.v.precision, False) for p in points if p.v.backend == "jax" and live]
-        wanted += [(p.v.precision, True) for p in live if p.dispatch == "async"]
-        floors = {key: floor_watch(*key, target_s=self.target_s) for key in dict.fromkeys(wanted)}
+        # the floors beside them: each framework's trivial call, and JAX's hand-off to
+        # a worker thread
+        wanted = [(p.v.precision, False, p.v.backend) for p in points if live]
+        wanted += [(p.v.precision, True, "jax") for p in live if p.dispatch == "async"]
+        floors = {key: floor_watch(key[0], key[1], target_s=self.target_s, backend=key[2])
+                  for key in dict.fromkeys(wanted)}  # fmt: skip
         interleave([*floors.values(), *(p.watch for p in live)], self.repeats)
         floor_t = {key: w.timing() for key, w in floors.items()}
         for p in points:
-            p.record = self._finish(p, floor_t.get((p.v.precision, False)),
-                                    floor_t.get((p.v.precision, True)))  # fmt: skip
+            p.record = self._finish(p, floor_t.get((p.v.precision, False, p.v.backend)),
+                                    floor_t.get((p.v.precision, True, p.v.backend)))  # fmt: skip
         return [p.record for p in points]
 
     def _setup(self, m: Model, n: int) -> tuple | Exception:
@@ -268,7 +277,7 @@ class _Run:
         return dict(
             model=m.name, mode=v.mode, n=n, label=v.label, scheme=v.scheme, jit=bool(v.jit),
             precision=v.precision, backend=v.backend, settings=dict(m.settings),
-            env=self.env(v.precision), order=get_rule(v.mode).order,
+            env=self.env(v.precision, v.backend), order=get_rule(v.mode).order,
         )  # fmt: skip
 
     def _start(self, pt: Point) -> Point:
@@ -313,10 +322,9 @@ class _Run:
         return pt
 
     def _finish(self, pt: Point, floor: Timing | None, async_floor: Timing | None) -> Record:
-        """The point's record, once its repeats are in (``floor``: None off JAX)."""
+        """The point's record, once its repeats are in (``floor``: its framework's;
+        ``async_floor``: JAX's hand-off, None elsewhere)."""
         v, n, base = pt.v, pt.base["n"], pt.base
-        if v.backend != "jax":
-            floor = async_floor = None
         base.update(primal_s=pt.primal_s(), floor_s=floor.median_s if floor else None,
                     async_floor_s=async_floor.median_s if async_floor else None)  # fmt: skip
         if pt.watch is not None and pt.watch.error is not None:

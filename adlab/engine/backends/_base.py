@@ -46,6 +46,16 @@ class Program:
     cost: Callable[[], dict[str, float] | None] = lambda: None
 
 
+def tree_map(fn: Callable, tree: Any) -> Any:
+    """``fn`` on every leaf of nested dicts, lists and tuples (the arguments a model
+    takes): plain Python, so compilers that trace Python (``torch.compile``) see through it."""
+    if isinstance(tree, dict):
+        return {k: tree_map(fn, v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(tree_map(fn, v) for v in tree)
+    return fn(tree)
+
+
 class NotAnArray:
     """What ``Backend.probe`` reports for a return value that is no array (e.g. a str)."""
 

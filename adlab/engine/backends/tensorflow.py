@@ -23,6 +23,7 @@ eager (its vectorized form traces anew on every eager call) and is vectorized
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import types
 from collections.abc import Callable, Sequence
@@ -31,12 +32,16 @@ from typing import Any
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
+if importlib.util.find_spec("triton") is not None:
+    # PyTorch's compiler loads Triton, whose LLVM crashes the process (a segmentation
+    # fault) when loaded after TensorFlow's: loaded first, both live (0.4 s, no PyTorch)
+    import triton  # noqa: F401
 import tensorflow as tf  # noqa: E402
 import tensorflow.experimental.numpy as tnp  # noqa: E402
 
 from ..args import wrt_indices  # noqa: E402
 from . import _namespace  # noqa: E402
-from ._base import Backend, hit_mask, with_arg  # noqa: E402
+from ._base import Backend, hit_mask, tree_map, with_arg  # noqa: E402
 
 tnp.experimental_enable_numpy_behavior()  # why: see the module docstring
 
@@ -74,9 +79,7 @@ class TensorflowBackend(Backend):
 
     # ---------------------------------------------------------------- data
     def convert(self, args: tuple, precision: str) -> tuple:
-        from jax import tree_util  # a pytree walker: dicts of arrays stay dicts
-
-        return tuple(tree_util.tree_map(_tensor, list(args)))
+        return tree_map(_tensor, tuple(args))
 
     def to_numpy(self, tree: Any) -> Any:
         if isinstance(tree, (tuple, list)):

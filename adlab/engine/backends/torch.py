@@ -31,7 +31,7 @@ import torch
 
 from ..args import wrt_indices
 from . import _namespace
-from ._base import Backend, hit_mask, with_arg
+from ._base import Backend, tree_map, with_arg
 
 with warnings.catch_warnings():
     # forward AD loads these on first use, and they warn of PyTorch's own use of its
@@ -114,9 +114,7 @@ class TorchBackend(Backend):
 
     # ---------------------------------------------------------------- data
     def convert(self, args: tuple, precision: str) -> tuple:
-        from jax import tree_util  # a pytree walker: dicts of arrays stay dicts
-
-        return tuple(tree_util.tree_map(lambda a: _tensor(a, self.device), list(args)))
+        return tree_map(lambda a: _tensor(a, self.device), tuple(args))
 
     def to_numpy(self, tree: Any) -> Any:
         if isinstance(tree, (tuple, list)):
@@ -176,7 +174,8 @@ class TorchBackend(Backend):
         out = []
         for start in range(0, k, rows):
             stop = min(k, start + rows)
-            mask = _mask(k, n, self.device)[start:stop]
+            rows_moved = torch.arange(start, stop, device=self.device) % n  # see hit_mask
+            mask = rows_moved[:, None] == torch.arange(n, device=self.device)[None, :]
             out.append(at(torch.where(mask, coords[start:stop, None], xf[None, :])))
         return (out[0] if len(out) == 1 else torch.cat(out)), coords
 
@@ -203,17 +202,10 @@ class TorchBackend(Backend):
 
 
 def _complex_args(args: Sequence[Any], dtype: torch.dtype) -> list:
-    from jax import tree_util
-
     def cast(a: Any) -> Any:
         return a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
 
-    return tree_util.tree_map(cast, list(args))
-
-
-@functools.lru_cache(maxsize=16)
-def _mask(k: int, n: int, device: torch.device) -> torch.Tensor:
-    return torch.as_tensor(hit_mask(k, n), device=device)
+    return tree_map(cast, list(args))
 
 
 BACKEND = TorchBackend()
