@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..catalog import resolve_model
 from ..engine.derivative import prepare
 from ..engine.model import Model
+from .preparing import prepare_series
 from .series import parse_variant
 
 
@@ -62,6 +63,7 @@ def xla_costs(
 
     One row per (n, mode), sizes ascending, modes in the order given. JAX
     variants only: NumPy and eager runs have no compiled program to analyse.
+    Second derivatives ("hvp[forward-over-reverse]") and sparse ones count too.
     """
     m = resolve_model(model)
     variants = [parse_variant(s) for s in modes]
@@ -74,8 +76,8 @@ def xla_costs(
         primal = prepare(m, *point, mode="primal", precision=precision).cost() or {}
         pflops = primal.get("flops", math.nan)
         for spec, v in zip(modes, variants, strict=True):
-            p = prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
-                        precision=v.precision or precision)  # fmt: skip
+            resolved = v.resolve(jit=True, precision=precision, backend="jax", scheme="central")
+            p = prepare_series(m, point, resolved)  # second order and sparse too
             cost = p.cost() or {}
             flops = cost.get("flops", math.nan)
             out.append(CostRow(

@@ -13,6 +13,7 @@ a plotting library: the figures are in ``adlab.plots.figures``.
   ``compare_modes``, ``summary_table``, ``richardson_table``, ``precision_rows_table``,
   ``bound_table``, ``cheapest_table``, ``agreement``.
 - ``Table``: rows of text, HTML in a notebook, text in ``print``.
+- ``second_order``: colorings against n and passes per composition (notebook 07).
 """
 
 from .._format import human_bytes as human_bytes
