@@ -9,9 +9,9 @@ from ._vocab import ModelError as ModelError
 from ._vocab import Record as Record
 from ._vocab import StepRecord as StepRecord
 from ._vocab import Timing as Timing
+from .accuracy.hessian_reference import hessian_reference as hessian_reference
 from .accuracy.precision_table import PrecisionRow as PrecisionRow
 from .accuracy.precision_table import precision_table as precision_table
-from .accuracy.hessian_reference import hessian_reference as hessian_reference
 from .accuracy.reference import Reference as Reference
 from .accuracy.reference import max_relative_error as max_relative_error
 from .accuracy.reference import normwise_relative_error as normwise_relative_error

@@ -297,8 +297,8 @@ class _Run:
             pt.prepared, pt.notes, pt.cost = p, list(notes), p.cost()
             if pt.cost:
                 pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
-            pt.base.update(compile_s=p.compile_s, f_evals=p.f_evals,
-                           colors=getattr(p, "colors", None), nnz=getattr(p, "nnz", None))
+            colors, nnz = getattr(p, "colors", None), getattr(p, "nnz", None)  # sparse only
+            pt.base.update(compile_s=p.compile_s, f_evals=p.f_evals, colors=colors, nnz=nnz)
             spent = time.perf_counter() - start
             if spent > budget_s:
                 pt.skipped = f"prepare took {seconds(spent)} > budget {seconds(budget_s)}"
