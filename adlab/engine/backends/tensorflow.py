@@ -147,12 +147,17 @@ class TensorflowBackend(Backend):
 
 
 def _reverse_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
-    """Rows: one pullback per output (vectorized by ``pfor`` when compiled)."""
+    """Rows: one pullback per output, vectorized by ``pfor`` when compiled; eagerly a
+    loop over the outputs (what ``tape.jacobian`` does eagerly, written out: its
+    loop stores every row in f's dtype, and fails where x's differs)."""
+    x = args[i]
     with tf.GradientTape(persistent=not vectorized) as tape:
-        tape.watch(args[i])
+        tape.watch(x)
         y = f(*args)
-    return tape.jacobian(y, args[i], unconnected_gradients=_ZERO,
-                         experimental_use_pfor=vectorized)  # fmt: skip
+        rows = None if vectorized else [y[j] for j in range(int(y.shape[0]))]
+    if vectorized:
+        return tape.jacobian(y, x, unconnected_gradients=_ZERO)
+    return tf.stack([tape.gradient(r, x, unconnected_gradients=_ZERO) for r in rows])
 
 
 def _forward_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
