@@ -11,8 +11,8 @@ coloring here is checked (``is_column_coloring``), not assumed.
 A symmetric Hessian needs fewer colors: a star coloring (adjacent vertices
 differ, and every path on four vertices uses three colors) lets each entry
 h_ij be read directly from H S, either in row i or in row j (Gebremedhin,
-Manne & Pothen 2005, Theorem 4.1 and the greedy star coloring of their section
-4.2). networkx has no star coloring; ``star_color`` is that greedy algorithm.
+Manne & Pothen 2005, who survey it with its greedy algorithm). networkx has no
+star coloring; ``star_color`` is such a greedy algorithm.
 An arrowhead Hessian (a dense first row and column and the diagonal) needs 2
 colors where a column coloring needs n.
 

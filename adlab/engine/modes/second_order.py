@@ -27,8 +27,8 @@ to ``backends`` below, with compositions of its own primitives.
 
 References:
     Pearlmutter, "Fast exact multiplication by the Hessian", Neural Computation
-    6(1), 1994. Griewank & Walther, *Evaluating Derivatives*, 2nd ed., SIAM 2008,
-    ch. 5 (second-order adjoints). Nocedal & Wright, *Numerical Optimization*,
+    6(1), 1994. Griewank & Walther, *Evaluating Derivatives*, 2nd ed., SIAM 2008
+    (second-order adjoints). Nocedal & Wright, *Numerical Optimization*,
     2nd ed., 2006, sec. 8.1 (Hessians from gradient differences).
 """
 
@@ -46,8 +46,8 @@ from ._registry import Built, Spec, get_rule, register
 
 #: the frameworks whose modes nest here (see the module docstring)
 BACKENDS: tuple[str, ...] = ("jax",)
-#: an HVP costs at most about this many times f, for the three cheap compositions: the
-#: guide the cost shown beside it is read against (Pearlmutter 1994; Griewank & Walther)
+#: the cheap-HVP guide: an HVP over a reverse gradient costs a small constant times f
+#: (Pearlmutter 1994), about this many; costs are shown beside it, not held to it
 HVP_BOUND = 5.0
 
 
