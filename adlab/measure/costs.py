@@ -68,7 +68,7 @@ def xla_costs(
     m = resolve_model(model)
     variants = [parse_variant(s) for s in modes]
     for v in variants:
-        if v.backend == "numpy" or v.jit is False:
+        if (v.backend or "jax") != "jax" or v.jit is False:  # NumPy, PyTorch, TF, autograd
             raise ValueError(f"{v.mode!r}: XLA analyses compiled JAX programs only (jit, jax)")
     out = []
     for n in sorted({int(s) for s in sizes}):
