@@ -14,6 +14,10 @@ a plotting library: the figures are in ``adlab.plots.figures``.
   ``bound_table``, ``cheapest_table``, ``agreement``.
 - ``Table``: rows of text, HTML in a notebook, text in ``print``.
 - ``second_order``: colorings against n and passes per composition (notebook 07).
+- frameworks (``frameworks.py``): ``available`` (the variants whose framework is
+  installed), ``how`` a framework ran, ``frame_table``, ``ratios_table``,
+  ``gist_table`` / ``julia_gist``, ``passes_table``, ``compiled_table``,
+  ``precision_pairs``, ``float32_check``.
 """
 
 from .._format import human_bytes as human_bytes
@@ -22,6 +26,16 @@ from ..measure.costs import xla_costs as xla_costs
 from ..measure.fused import FusedDescent as FusedDescent
 from ..measure.fused import fused_descent as fused_descent
 from ..report.table import Table as Table
+from .frameworks import available as available
+from .frameworks import compiled_table as compiled_table
+from .frameworks import float32_check as float32_check
+from .frameworks import frame_table as frame_table
+from .frameworks import gist_table as gist_table
+from .frameworks import how as how
+from .frameworks import julia_gist as julia_gist
+from .frameworks import passes_table as passes_table
+from .frameworks import precision_pairs as precision_pairs
+from .frameworks import ratios_table as ratios_table
 from .per_sample import python_loop_model as python_loop_model
 from .per_sample import python_loop_variant as python_loop_variant
 from .quick import pick as pick

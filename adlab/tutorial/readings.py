@@ -336,10 +336,10 @@ def agreement(
     """Do differently written series compute the same derivative? Each against the first.
 
     ``variants`` are sweep variants (a ``Series`` may name its own model and
-    settings, as the per-sample case's do); ``model`` is the model of those
-    that name none. The per-sample, vmapped, batched and Python-loop losses of
-    question 2 are one function written four ways: their gradients must agree
-    to rounding.
+    settings, as the per-sample case's do, and its framework); ``model`` is the
+    model of those that name none. The per-sample, vmapped, batched and
+    Python-loop losses of question 2 are one function written four ways, in
+    JAX and in PyTorch: their gradients must agree to rounding.
     """
     rows, first = [], None
     for spec in variants:
@@ -349,8 +349,8 @@ def agreement(
             raise ValueError(f"variant {spec!r} names no model: pass model=...")
         m = resolve_model(source, **v.settings)
         value = derivative(m, *m.setup(n, seed), mode=v.mode, scheme=v.scheme or "central",
-                           jit=True if v.jit is None else v.jit,
-                           precision=v.precision or "float64")  # fmt: skip
+                           jit=v.jit, precision=v.precision or "float64",
+                           backend=v.backend or "jax")  # fmt: skip
         first = value if first is None else first
         diff = max_relative_error(value, first)
         rows.append((v.label or str(spec), f"{diff:.1e}", "yes" if diff < 1e-10 else "no"))
