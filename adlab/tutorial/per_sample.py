@@ -1,4 +1,4 @@
-"""The per-sample loss written as a plain Python loop, for question 2.
+"""The per-sample loss written as a plain Python loop, and in other frameworks, for question 2.
 
 The catalog's ``mlp_per_sample`` maps its net over the samples with a
 compiled loop (``lax.map``) or with ``jax.vmap``. What many people write first
@@ -10,9 +10,12 @@ the Flux gradient cost many times its primal. The net is the catalog's own
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from ..catalog import source_of
+from ..engine.backends import KNOWN
 from ..engine.model import Model
 from ..measure import Series
 
@@ -40,3 +43,21 @@ def python_loop_variant(label: str = "Python loop (eager)", **settings: Any) -> 
     time grows with n; eagerly it runs as written, one call per operation.
     """
     return Series("reverse", jit=False, label=label, model=python_loop_model(**settings))
+
+
+def in_framework(modes: Iterable[Series], backend: str) -> list[Series]:
+    """The per-sample case's series (``cases.get_case("per-sample").modes``) in another
+    framework: the same models and settings, labelled "loop (PyTorch)", "vmap (PyTorch)",
+    "batched (PyTorch)".
+
+    Each framework runs the model's ``map_samples`` its own way: PyTorch's and
+    autograd's loop is a Python loop run eagerly, one sample at a time; JAX's a
+    compiled loop (``lax.map``). ``vmap_samples`` is each one's vmap
+    (``torch.func.vmap``, ``tf.vectorized_map``).
+    """
+    out = []
+    for v in modes:
+        style = "batched" if v.model == "mlp_batched" else dict(v.settings).get("STYLE", "map")
+        way = "loop" if style == "map" else style
+        out.append(replace(v, backend=backend, label=f"{way} ({KNOWN[backend].label})"))
+    return out
