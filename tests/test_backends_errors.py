@@ -45,6 +45,12 @@ def test_a_misspelling_is_still_a_misspelling():
     assert "np has no function 'cumsumm'" in err.reason and "did you mean 'cumsum'" in err.reason
 
 
+def test_an_array_method_numpy_has_and_the_framework_lacks():
+    err = _fails("np.concatenate([x, x]).sum() * x[:3]", "tensorflow")
+    assert "TensorFlow's arrays have no .sum (NumPy's do)" in err.reason
+    assert "np.sum(...)" in err.hint
+
+
 def test_autograd_without_a_rule_for_a_numpy_function():
     """autograd.numpy has every NumPy function; what it lacks is a derivative rule for some."""
     err = _fails("np.interp(x, [0.0, 1.0], [1.0, 2.0])", "autograd")

@@ -91,9 +91,10 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
     """(message, hint) where a framework's ``np`` falls short of NumPy, else None.
 
     ``torch has no np.interp here``: a NumPy function its namespace lacks (an
-    ``AttributeError`` from ``backends._namespace``); ``autograd has no
-    reverse-mode rule for np.interp``; ``PyTorch's np.log takes tensors, not
-    Python numbers``.
+    ``AttributeError`` from ``backends._namespace``); an array method NumPy has
+    and the framework's arrays lack (``TensorFlow's arrays have no .sum``);
+    ``autograd has no reverse-mode rule for np.interp``; ``PyTorch's np.log
+    takes tensors, not Python numbers``.
     """
     obj, name = getattr(exc, "obj", None), getattr(exc, "name", None)
     framework = getattr(obj, "__adlab_framework__", None)
@@ -107,6 +108,14 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
         return (f"{framework} has no np.{name} here: {label}'s NumPy-like namespace lacks it",
                 f"write it with functions {framework} has, or run this model on {other}, "
                 f"which has np.{name}")  # fmt: skip
+    if isinstance(exc, AttributeError) and name and obj is not None:
+        import numpy
+
+        owner = type(obj).__module__.split(".")[0]
+        if owner in _LABELS and hasattr(numpy.ndarray, name):
+            use = f"np.{name}(...)" if hasattr(numpy, name) else "a function of np"
+            return (f"{_LABELS[owner]}'s arrays have no .{name} (NumPy's do)",
+                    f"call {use} instead of the method; it works on every backend")  # fmt: skip
     m = _NO_RULE.search(str(exc)) if isinstance(exc, NotImplementedError) else None
     if m:
         direction = "reverse" if m.group(1) == "VJP" else "forward"

@@ -94,7 +94,12 @@ class TorchBackend(Backend):
     xp = xt
 
     def __init__(self) -> None:
-        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        with warnings.catch_warnings():
+            # a failed probe (no driver, or TensorFlow's own failed probe before it) warns;
+            # it means what it returns: no GPU, the CPU
+            warnings.simplefilter("ignore", UserWarning)
+            cuda = torch.cuda.is_available()
+        self.device = torch.device("cuda" if cuda else "cpu")
 
     def environment(self) -> dict[str, Any]:
         dev = str(self.device)
