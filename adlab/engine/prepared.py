@@ -44,6 +44,7 @@ class Prepared:
         self._traced = program.fallback  # the same for any x: traced anew, or converted
         self._cost_of = program.cost
         self._cost_fn = built.cost_fn  # the loop-free program XLA's cost analysis reads
+        self._compiled = program.compiled  # JAX's compiled program (adlab.profile), or None
         self._impl = impl
         self._general: Callable | None = None
         self._model = model

@@ -37,6 +37,8 @@ class Program:
             compiled function); 0.0 when nothing was compiled.
         first: the first call's result (None: no call made yet).
         cost: ``cost()`` -> XLA's analysis of the program, or None where there is none.
+        compiled: JAX's ``jax.stages.Compiled`` program (what ``adlab.profile`` reads),
+            else None.
     """
 
     call: Callable[[Any], Any]
@@ -44,6 +46,7 @@ class Program:
     compile_s: float = 0.0
     first: Any = None
     cost: Callable[[], dict[str, float] | None] = lambda: None
+    compiled: Any = None
 
 
 def tree_map(fn: Callable, tree: Any) -> Any:

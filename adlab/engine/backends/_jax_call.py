@@ -149,7 +149,8 @@ def program(built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str
             fast = functools.partial(fast, *example[:-1])
     cost = functools.cache(lambda: _cost(compiled, inputs, example, built.cost_fn, args,
                                          precision))  # fmt: skip
-    return Program(call=fast, fallback=through_jit, compile_s=compile_s, first=first, cost=cost)
+    return Program(call=fast, fallback=through_jit, compile_s=compile_s, first=first, cost=cost,
+                   compiled=compiled)  # fmt: skip
 
 
 def _cost(compiled, inputs, example, cost_fn, args, precision) -> dict[str, float] | None:
