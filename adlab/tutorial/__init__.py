@@ -16,7 +16,7 @@ a plotting library: the figures are in ``adlab.plots.figures``.
 - ``Table``: rows of text, HTML in a notebook, text in ``print``.
 - ``second_order``: colorings against n and passes per composition (notebook 07).
 - frameworks (``frameworks.py``): ``available`` (the variants whose framework is
-  installed), ``how`` a framework ran, ``frame_table``, ``ratios_table``,
+  installed), ``frameworks_table``, ``how`` a framework ran, ``frame_table``, ``ratios_table``,
   ``gist_table`` / ``julia_gist``, ``passes_table``, ``compiled_table``,
   ``precision_pairs``, ``float32_check``.
 """
@@ -31,6 +31,7 @@ from .frameworks import available as available
 from .frameworks import compiled_table as compiled_table
 from .frameworks import float32_check as float32_check
 from .frameworks import frame_table as frame_table
+from .frameworks import frameworks_table as frameworks_table
 from .frameworks import gist_table as gist_table
 from .frameworks import how as how
 from .frameworks import julia_gist as julia_gist

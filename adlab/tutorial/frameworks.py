@@ -20,7 +20,7 @@ from .._format import seconds
 from .._vocab import FRAME_S, Record
 from ..accuracy.reference import max_relative_error, reference
 from ..catalog import resolve_model
-from ..engine.backends import KNOWN, installed, pip_command
+from ..engine.backends import KNOWN, get_backend, installed, pip_command
 from ..engine.derivative import derivative, prepare
 from ..engine.model import Model
 from ..measure import Series, parse_variant
@@ -88,6 +88,20 @@ def available(variants: Sequence[str | Series]) -> list[str | Series]:
         print(f"Left out: {', '.join(specs)}: {KNOWN[backend].label} is not installed here "
               f"({pip_command(backend)}).")  # fmt: skip
     return keep
+
+
+def frameworks_table() -> Table:
+    """Each framework: its version and device here, and its compiler; one not installed
+    shows its pip command. Loads every installed framework (a notebook's first use of it)."""
+    rows = []
+    for name, known in KNOWN.items():
+        if not installed(name):
+            rows.append((known.label, "not installed", pip_command(name), "-"))
+            continue
+        env = get_backend(name).environment()
+        rows.append((known.label, env.get("version") or "-", env.get("device") or "-",
+                     known.compiler or "none"))  # fmt: skip
+    return Table.of(("framework", "version", "device", "compiler (jit)"), rows)
 
 
 # ---------------------------------------------------------------- question 1
@@ -167,8 +181,9 @@ def passes_table(model: str | Model, variants: Sequence[str], sizes: Sequence[in
 
 # ---------------------------------------------------------------- question 5
 def compiled_table(records: Iterable[Record]) -> Table:
-    """Per framework and n: eager against compiled, what the compile cost, and how many
-    calls repay it (compile / the time a compiled call saves)."""
+    """Per framework and n: eager against compiled, what the compile cost, and after how many
+    calls compiling breaks even with running eagerly (compile / the time a compiled call
+    saves; "never" when it saves none)."""
     pairs: dict[tuple, dict[bool, Record]] = {}
     for r in _measured(records):
         if r.mode != "primal":
@@ -185,9 +200,9 @@ def compiled_table(records: Iterable[Record]) -> Table:
                      seconds(jit.median_s) if jit else "-", faster,
                      seconds(jit.compile_s) if jit else "-", repay))  # fmt: skip
     return Table.of(("framework", "mode", "n", "eager", "compiled", "compiled faster by",
-                     "compile", "calls to repay"), rows, notes=[
+                     "compile", "calls to break even"), rows, notes=[
         "compiled: jax.jit, torch.compile, tf.function(jit_compile=True); autograd has no "
-        "compiler; calls to repay: compile / (eager - compiled)"])  # fmt: skip
+        "compiler; calls to break even: compile / (eager - compiled)"])  # fmt: skip
 
 
 def precision_pairs(records: Iterable[Record]) -> Table:
