@@ -79,11 +79,12 @@ def available(variants: Sequence[str | Series]) -> list[str | Series]:
     """
     keep, missing = [], {}
     for spec in variants:
-        backend = parse_variant(spec).backend or "jax"
+        v = parse_variant(spec)
+        backend = v.backend or "jax"
         if installed(backend):
             keep.append(spec)
         else:
-            missing.setdefault(backend, []).append(str(spec))
+            missing.setdefault(backend, []).append(v.label or v.spelled())
     for backend, specs in missing.items():
         print(f"Left out: {', '.join(specs)}: {KNOWN[backend].label} is not installed here "
               f"({pip_command(backend)}).")  # fmt: skip
