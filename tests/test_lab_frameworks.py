@@ -7,6 +7,7 @@ simulated by patching the one place that asks (``importlib.util.find_spec``).
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
@@ -111,7 +112,8 @@ def test_each_mode_runs_on_each_framework_and_the_plots_say_which():
 
 
 def test_as_usual_runs_jax_jitted_and_pytorch_eagerly():
-    pytest.importorskip("torch")
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
     state = LabState(n=3, sizes=[3], modes=["reverse"], frameworks=["jax", "torch"],
                      steps=False, **FAST)  # fmt: skip
     assert state.jit is None  # "as usual"
@@ -150,3 +152,24 @@ def test_plan_keeps_what_runs_and_words_the_rest():
     assert note.startswith("Not run: forward(numpy) and reverse(numpy): mode 'forward' needs")
     assert "use backend=" not in note  # the advice to a caller of prepare is the tick here
     assert plan(["reverse"], **defaults).note() == ""
+
+
+def test_the_lab_draws_the_issue_bench_command_series():
+    # adlab bench --modes "reverse,reverse(torch),reverse(tensorflow),reverse(autograd),
+    # forward,forward(torch)": the same series, ticked as modes and frameworks
+    for name in ("torch", "tensorflow", "autograd"):  # find_spec: adlab imports them in order
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed")
+    lab = adlab.Lab(n=3, sizes=[3], modes=["forward", "reverse"],
+                    frameworks=["jax", "torch", "tensorflow", "autograd"], steps=False,
+                    **{**FAST, "budget_s": 60.0})  # fmt: skip
+    lab.run(wait=True, timeout=600)
+    bench_series = {"reverse", "reverse(torch)", "reverse(tensorflow)", "reverse(autograd)",
+                    "forward", "forward(torch)"}  # fmt: skip
+    assert bench_series <= set(measured(lab)) == set(lab.plots.series)
+    assert set(lab.plots.primals) == {"primal", "primal(torch)", "primal(tensorflow)",
+                                      "primal(autograd)"}  # fmt: skip
+    markers = {label: slot.glyphs["time"][1].glyph.marker
+               for slot in lab.plots._series_slots if (label := slot.label)}  # fmt: skip
+    assert markers["reverse(tensorflow)"] == FRAMEWORK_LOOKS["tensorflow"][0]
+    assert markers["forward(torch)"] == markers["reverse(torch)"] != markers["reverse"]
