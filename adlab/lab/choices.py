@@ -98,7 +98,7 @@ def jit_buttons(state: LabTraits) -> w.ToggleButtons:
     """The jit choice (as usual, jit, eager), linked to ``state.jit``."""
     names = list(JIT_CHOICES)
     buttons = w.ToggleButtons(options=names, value=_jit_text(state.jit), tooltips=list(_JIT_TIPS),
-                              style={"button_width": "72px"})  # fmt: skip
+                              style={"button_width": "84px"})  # fmt: skip
     traitlets.link((buttons, "value"), (state, "jit"), transform=(JIT_CHOICES.get, _jit_text))
     return buttons
 
