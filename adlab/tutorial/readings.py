@@ -98,7 +98,8 @@ def warmup_table(records: Iterable[Record]) -> Table:
     """Compile time and first call against the steady-state call, per series and n.
 
     "calls to repay" is compile / steady: how many steady calls the compile
-    costs, i.e. how often a compiled derivative must run before jit pays.
+    costs. (When jit pays against running eagerly is ``frameworks.compiled_table``'s
+    "calls to break even": compile / (eager - compiled).)
     """
     rows = []
     for r in _measured(records):
