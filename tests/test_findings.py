@@ -209,27 +209,26 @@ def test_a_sweep_takes_the_repeats_of_a_size_together(monkeypatch):
     monkeypatch.setattr(sweep_mod, "machine_noise", lambda *a, **k: 0.0)
     sweep = adlab.bench("normal_logpdf", [2, 3], ["forward", "numeric(numpy)"], **FAST)
     first = next(sweep)
-    assert calls == [5]  # both primals, both derivatives and the floor: size 3 not begun
+    # both primals, both derivatives and each backend's floor (JAX's, NumPy's): size 3 not begun
+    assert calls == [6]
     rest = list(sweep)
-    assert calls == [5, 5]
+    assert calls == [6, 6]
     assert [r.n for r in [first, *rest]] == [2] * 4 + [3] * 4
 
 
 def test_records_carry_the_floor_measured_beside_them(monkeypatch):
     monkeypatch.setattr(sweep_mod, "machine_noise", lambda *a, **k: 0.0)
     records = list(adlab.bench("normal_logpdf", [1, 2], ["reverse", "numeric(numpy)"], **FAST))
-    for r in records:
+    for r in records:  # every backend has its own floor: its trivial call
         assert r.median_lo_s <= r.median_s <= r.median_hi_s
-        if r.backend == "jax":
-            assert r.floor_s > 0 and isinstance(r.at_floor, bool)
-            if not r.at_floor:  # its median is beyond the band of the floor's (top of) interval
-                assert r.median_s > FLOOR_BAND * r.floor_s
-        else:
-            assert r.floor_s is None and r.at_floor is None
+        assert r.floor_s > 0 and isinstance(r.at_floor, bool)
+        if not r.at_floor:  # its median is beyond the band of the floor's (top of) interval
+            assert r.median_s > FLOOR_BAND * r.floor_s
     assert len({r.env["sweep"] for r in records}) == 1
-    floors = {r.n: r.floor_s for r in records if r.backend == "jax"}
-    assert len({r.floor_s for r in records if r.backend == "jax" and r.n == 1}) == 1
-    assert set(floors) == {1, 2}  # one floor per size, shared by the points of that size
+    for backend in ("jax", "numpy"):
+        floors = {r.n: r.floor_s for r in records if r.backend == backend}
+        assert len({r.floor_s for r in records if r.backend == backend and r.n == 1}) == 1
+        assert set(floors) == {1, 2}  # one floor per size and backend, shared by its points
 
 
 # --------------------------------------------------------------------- noise
