@@ -37,5 +37,6 @@ def test_the_main_command_opens_the_quickstart():
     setup = README.split("## Set up", 1)[1]
     first = re.search(r"```bash\n(.+?)\n```", setup, re.S).group(1)
     assert first == (
-        "python -m pip install -e . && jupyter lab --allow-root notebooks/00_quickstart.ipynb"
+        'python -m pip install -e ".[frameworks]" && '
+        "jupyter lab --allow-root notebooks/00_quickstart.ipynb"
     )
