@@ -53,6 +53,33 @@ def _has_jax_leaf(result: Any) -> bool:
     return any(hasattr(leaf, "block_until_ready") for leaf in jax.tree_util.tree_leaves(result))
 
 
+def awaited_call(fn: Callable, args: Sequence[Any] = ()) -> tuple[float, Any]:
+    """Seconds for ``fn(*args)`` with its result computed (JAX's waited for), and the result."""
+    t0 = time.perf_counter()
+    result = fn(*args)
+    if _has_jax_leaf(result):
+        import jax
+
+        jax.block_until_ready(result)
+    return time.perf_counter() - t0, result
+
+
+def timed_runs(fn: Callable, args: Sequence[Any] = (), *, min_runs: int = 1,
+               min_seconds: float = 0.0) -> tuple[list[float], Any]:  # fmt: skip
+    """Seconds of each awaited call of ``fn(*args)``, at least ``min_runs`` calls and until
+    they add up to ``min_seconds`` (GradBench's rule for its ``evaluate``); the last result.
+
+    Every call is timed on its own, no loop amortising dispatch: a caller wanting
+    the steady per-call time of a fast callable wants ``time_call``.
+    """
+    seconds: list[float] = []
+    result = None
+    while len(seconds) < max(min_runs, 1) or sum(seconds) < min_seconds:
+        taken, result = awaited_call(fn, args)
+        seconds.append(taken)
+    return seconds, result
+
+
 def _statement(fn: Callable, args: Sequence[Any], result: Any, speed: float) -> timeit.Timer:
     """A Timer whose statement calls ``fn(*args)`` and waits for its result.
 
@@ -189,13 +216,8 @@ class Stopwatch:
         budget, the last warm-up call is the only sample (``loops`` = 1)."""
         calls = []
         for _ in range(self.warmups):
-            t0 = time.perf_counter()
-            self.result = self.fn(*self.args)
-            if _has_jax_leaf(self.result):
-                import jax
-
-                jax.block_until_ready(self.result)
-            calls.append(time.perf_counter() - t0)
+            taken, self.result = awaited_call(self.fn, self.args)
+            calls.append(taken)
         self.first_call_s, last = calls[0], calls[-1]
         self.spent_s = sum(calls)
         if self.budget_s is not None and self.spent_s + last > self.budget_s:
