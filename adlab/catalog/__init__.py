@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
-
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..engine.model import Model, is_model_source
+
+#: catalog modules that are not models (GradBench's adapters)
+NOT_MODELS = frozenset({"gradbench.py"})
 
 
 def list_models() -> list[str]:
     """Names of the built-in models."""
     files = resources.files(__name__).iterdir()
-    return sorted(p.name[:-3] for p in files if p.name.endswith(".py") and not p.name.startswith("_"))
+    return sorted(
+        p.name[:-3]
+        for p in files
+        if p.name.endswith(".py") and not p.name.startswith("_") and p.name not in NOT_MODELS
+    )
 
 
 def source_of(name: str) -> str:
