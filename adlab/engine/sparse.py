@@ -129,16 +129,29 @@ class SparsePrepared:
                 f"colors={self.colors}, compile_s={self.compile_s:.3g})")  # fmt: skip
 
 
-def _refuse(kind: str, composition: str | None, backend: str, wrt: Any) -> None:
+#: the frameworks a sparse derivative runs on: its pattern is read from a JAX program
+BACKENDS: tuple[str, ...] = ("jax",)
+
+
+def sparse_refusal(kind: str, composition: str | None, backend: str) -> str | None:
+    """Why a sparse ``kind`` ("forward", "reverse", "hessian" and its composition) cannot
+    run on ``backend``; None if it can. A sweep refuses such a variant with this."""
     if kind not in KINDS:
-        raise ValueError(f"sparse=True takes mode 'forward' or 'reverse' (a Jacobian), or "
-                         f"a Hessian (adlab.hessian(..., sparse=True)); got {kind!r}")  # fmt: skip
+        return (f"sparse=True takes mode 'forward' or 'reverse' (a Jacobian), or "
+                f"a Hessian (adlab.hessian(..., sparse=True)); got {kind!r}")  # fmt: skip
     if kind == "hessian" and composition not in HVP_NAMES:
-        raise ValueError(f"a sparse Hessian is taken in HVPs, one per color; mode "
-                         f"{composition!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
-    if backend != "jax":
-        raise ValueError(f"sparse=True is not available on backend {backend!r} yet: its "
-                         "pattern is read from a JAX program; use backend='jax'")  # fmt: skip
+        return (f"a sparse Hessian is taken in HVPs, one per color; mode "
+                f"{composition!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
+    if backend not in BACKENDS:
+        return (f"sparse=True is not available on backend {backend!r} yet: its pattern is "
+                "read from a JAX program (use backend='jax')")  # fmt: skip
+    return None
+
+
+def _refuse(kind: str, composition: str | None, backend: str, wrt: Any) -> None:
+    why = sparse_refusal(kind, composition, backend)
+    if why:
+        raise ValueError(why)
     if isinstance(wrt, tuple) and len(wrt) != 1:
         raise ValueError(f"sparse=True differentiates one argument; got wrt={wrt!r}")
 

@@ -143,6 +143,13 @@ def series_records(records: Iterable[Record]) -> dict[str, dict[int, Record]]:
     return out
 
 
+def computes(record: Record) -> str:
+    """What a record's series computes: "hessian", "hvp", "primal" (f), or "first" (a
+    gradient or Jacobian, in whichever mode). Only series that compute the same are
+    compared (f with any): a gradient overtaking a Hessian says nothing."""
+    return record.mode if record.order == 2 or record.mode == "primal" else "first"
+
+
 def series_times(records: Iterable[Record]) -> dict[str, dict[int, float]]:
     """label -> {n: median seconds}, from the measured (not skipped) records."""
     return {lab: {n: r.median_s for n, r in rs.items()}
@@ -226,7 +233,8 @@ def _pair(a: str, ra: dict[int, Record], b: str, rb: dict[int, Record]) -> list[
 
 
 def crossovers(records: Iterable[Record], *, primal: bool = False) -> list[Crossover]:
-    """Every crossover between every pair of series, ordered by n, each judged.
+    """Every crossover between every pair of series that compute the same derivative
+    (``computes``), ordered by n, each judged.
 
     A ``significant`` crossover is one the noise cannot explain (see the module
     docstring); the medians of two tied series may cross many times, and each
@@ -236,10 +244,12 @@ def crossovers(records: Iterable[Record], *, primal: bool = False) -> list[Cross
     """
     by_label = series_records(r for r in records if primal or r.mode != "primal")
     labels = sorted(by_label)
+    what = {label: computes(next(iter(rs.values()))) for label, rs in by_label.items()}
     out = [
         c
         for i, a in enumerate(labels)
         for b in labels[i + 1 :]
+        if what[a] == what[b] or "primal" in (what[a], what[b])
         for c in _pair(a, by_label[a], b, by_label[b])
     ]
     return sorted(out, key=lambda c: (c.n, c.faster, c.slower))

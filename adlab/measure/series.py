@@ -28,6 +28,7 @@ from typing import Any
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES
 from ..engine.backends import default_jit, get_backend, has_compiler
 from ..engine.modes import get_rule
+from ..engine.sparse import sparse_refusal
 
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "jit": ("jit", True),
@@ -92,6 +93,9 @@ class Series:
             raise ValueError(f"{v.mode}'s bracket takes one of {list(schemes)}, got {v.scheme!r}")
         if v.sparse and v.mode not in SPARSE_MODES:
             raise ValueError(f"'sparse' applies to {list(SPARSE_MODES)}, not {v.mode!r}")
+        why = sparse_refusal(v.mode, v.scheme, v.backend) if v.sparse else None
+        if why:  # before the framework is loaded: sparse runs on JAX's program
+            raise ValueError(why)
         if v.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {v.precision!r}")
         if v.backend not in BACKENDS:
