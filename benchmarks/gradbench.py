@@ -1,0 +1,482 @@
+"""GradBench's evals against adlab in each mode, GradBench's JAX tool and its C++ ``manual`` tool.
+
+GradBench (github.com/gradbench/gradbench) drives a *tool* through an *eval*: the eval
+sends inputs, the tool answers with outputs and its own timings, and the eval checks
+each answer against GradBench's hand-written C++ reference. This script runs each eval,
+through ``adlab.gradbench.harness.run_eval``, against:
+
+- ``adlab-MODE``: ``python -m adlab gradbench --mode MODE`` (``--backend`` passed on);
+- ``manual``: the C++ reference, as ``python/gradbench/gradbench/cpp.py manual`` runs it,
+  except that ``define`` does not ``make -B`` the binary (the evals validate with those
+  very binaries, shared with everyone on this checkout): it must already be built;
+- ``jax``: GradBench's own JAX tool as published (``tools/jax/run.py``). Its timer
+  (``gradbench/wrap.py``) counts the first call, compile included, as a run, and never
+  waits for the result (no ``block_until_ready``);
+- ``jax-honest``: the same JAX tool with the same programs, its timer changed to run
+  once untimed (reported as ``first``: compile and the first run), then wait for each
+  result before reading the clock.
+
+Per eval and size it prints the median time per call of the primal and the
+derivative, their ratio and the eval's verdict, as GradBench's own scorer pairs
+them (``crates/gradbench/src/stats.rs``: ``primal``/``gradient``, ``objective``/
+``jacobian``, ``cost``/``dir``); then the goal (adlab's best mode has a
+derivative/primal ratio no worse than ``manual``'s in the same run) and the JAX
+tool's published figure (GradBench's scorer: the mean of a message's ``evaluate``
+timings) beside its honest one.
+
+Every tool is pinned to one CPU (``taskset``; GradBench runs its tools single-threaded
+and its JAX tool pins itself to CPU 0), unless ``--cpu none``.
+
+Run: ``GRADBENCH_DIR=/work/gradbench python benchmarks/gradbench.py [--quick]
+[--evals llsq,lse] [--modes reverse,forward] [--tools manual,jax,jax-honest,adlab]
+[--backend jax] [--log-dir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from adlab._vocab import MODES
+
+#: GradBench's scorer's pairs (``stats.rs``); hello has none: it is only checked.
+PAIRS = {
+    "llsq": ("primal", "gradient"), "lse": ("primal", "gradient"),
+    "ode": ("primal", "gradient"), "det": ("primal", "gradient"),
+    "gmm": ("objective", "jacobian"), "ht": ("objective", "jacobian"),
+    "ba": ("objective", "jacobian"), "kmeans": ("cost", "dir"),
+}  # fmt: skip
+
+#: The eval's arguments (sizes) in the default run and with --quick. Chosen so that the
+#: default run takes about 10 minutes on 2 cores; GradBench's own defaults go far larger.
+SIZES = {
+    "hello": ([], []),
+    "llsq": (["-n", "256", "4096"], ["-n", "64"]),
+    "lse": (["-n", "2500", "40000"], ["-n", "2500"]),
+    "gmm": (["-d", "2", "10", "-k", "5", "25"], ["-d", "2", "-k", "5"]),
+    "ode": (["-n", "1000", "10000", "-s", "10"], ["-n", "1000", "-s", "10"]),
+    "kmeans": (["-k", "10", "100", "-n", "1000", "-d", "8"], ["-k", "10", "-n", "1000", "-d", "8"]),
+    "det": (["-l", "6", "8"], ["-l", "5"]),
+    "ht": (["--variant", "simple", "--min", "1", "--max", "2"],
+           ["--variant", "simple", "--min", "1", "--max", "1"]),
+    "ba": (["--min", "1", "--max", "2"], ["--min", "1", "--max", "1"]),
+}  # fmt: skip
+RUNS = {
+    False: ["--min-runs", "3", "--min-seconds", "0.3"],
+    True: ["--min-runs", "3", "--min-seconds", "0"],
+}
+
+HERE = Path(__file__).resolve()
+
+
+@dataclass(frozen=True)
+class Row:
+    """One eval, size and tool: median seconds per call and the eval's verdict.
+
+    ``primal_s``/``derivative_s`` are medians of the tool's ``evaluate`` timings (None
+    when there are none); ``setup_s`` sums the derivative's other timings (adlab's
+    compile, manual's prepare, jax-honest's first run); ``published_s`` is GradBench's
+    scorer's figure for the derivative (the mean of its ``evaluate`` timings) and
+    ``first_s`` its first timing; ``verdict`` is ``valid`` or what went wrong.
+    """
+
+    eval: str
+    size: str
+    tool: str
+    primal_s: float | None
+    derivative_s: float | None
+    runs: int
+    setup_s: float
+    published_s: float | None
+    first_s: float | None
+    verdict: str
+
+    @property
+    def ratio(self) -> float | None:
+        if self.primal_s and self.derivative_s is not None:
+            return self.derivative_s / self.primal_s
+        return None
+
+
+def _evaluate_s(timings: Sequence[dict]) -> list[float]:
+    return [t["nanoseconds"] / 1e9 for t in timings if t.get("name") == "evaluate"]
+
+
+def _first_line(text: str | None) -> str:
+    lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
+    return (lines[-1] if lines else "")[:120]
+
+
+def rows_from(
+    entries: Sequence[dict], eval_name: str, tool: str, problem: str | None = None
+) -> list[Row]:
+    """Rows of one session's transcript (log entries in GradBench's intermediary format)."""
+    from adlab.gradbench.harness import summarize
+
+    summary = summarize(entries, problem)
+    if summary.undefined:
+        reason = next(
+            (
+                _first_line(e["response"].get("error"))
+                for e in entries
+                if "response" in e and e["response"].get("success") is False
+            ),
+            "",
+        )
+        return [
+            Row(
+                eval_name,
+                "",
+                tool,
+                None,
+                None,
+                0,
+                0.0,
+                None,
+                None,
+                "no model" + (f": {reason}" if reason else ""),
+            )
+        ]
+    if eval_name not in PAIRS:  # hello: only the verdicts
+        verdict = "valid" if summary.ok else str(summary)
+        return [
+            Row(eval_name, "", tool, None, None, len(summary.outcomes), 0.0, None, None, verdict)
+        ]
+    primal_name, derivative_name = PAIRS[eval_name]
+    sizes: dict[str, dict] = {}
+    for o in summary.outcomes:
+        sizes.setdefault(o.description or "", {})[o.function] = o
+    rows = []
+    for size, by_fn in sizes.items():
+        p, d = by_fn.get(primal_name), by_fn.get(derivative_name)
+        verdicts = []
+        for o in (p, d):
+            if o is None:
+                continue
+            if not o.success:
+                verdicts.append(f"{o.function} failed: {_first_line(o.error)}")
+            elif o.valid is False:
+                verdicts.append(f"{o.function} invalid: {_first_line(o.error)}")
+        ps, ds = (_evaluate_s(o.timings) if o else [] for o in (p, d))
+        setup = sum(
+            t["nanoseconds"] for t in (d.timings if d else []) if t.get("name") != "evaluate"
+        )
+        rows.append(
+            Row(
+                eval_name,
+                size,
+                tool,
+                statistics.median(ps) if ps else None,
+                statistics.median(ds) if ds else None,
+                len(ds),
+                setup / 1e9,
+                statistics.fmean(ds) if ds else None,
+                ds[0] if ds else None,
+                "; ".join(verdicts) or ("valid" if d is not None else "no derivative asked"),
+            )
+        )
+    if summary.problem:
+        rows.append(
+            Row(
+                eval_name,
+                "",
+                tool,
+                None,
+                None,
+                0,
+                0.0,
+                None,
+                None,
+                f"stopped: {_first_line(summary.problem)}",
+            )
+        )
+    return rows
+
+
+def _t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def _r(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
+
+
+def _md(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def main_table(rows: Sequence[Row]) -> str:
+    """Per eval, size and tool: primal, derivative, ratio, runs, setup and verdict."""
+    header = ["eval", "size", "tool", "primal", "derivative", "ratio", "runs", "setup", "verdict"]
+    body = [
+        [
+            r.eval,
+            r.size,
+            r.tool,
+            _t(r.primal_s),
+            _t(r.derivative_s),
+            _r(r.ratio),
+            str(r.runs),
+            _t(r.setup_s) if r.setup_s else "-",
+            r.verdict,
+        ]
+        for r in rows
+    ]
+    return _md(header, body)
+
+
+def _sized(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Row]]:
+    out: dict[tuple[str, str], dict[str, Row]] = {}
+    for r in rows:
+        if r.size:
+            out.setdefault((r.eval, r.size), {})[r.tool] = r
+    return out
+
+
+def goal_table(rows: Sequence[Row]) -> str:
+    """adlab's best valid mode against manual's ratio, size by size (the issue's goal)."""
+    body = []
+    for (ev, size), tools in _sized(rows).items():
+        manual = tools.get("manual")
+        ours = [
+            r
+            for t, r in tools.items()
+            if t.startswith("adlab") and r.verdict == "valid" and r.ratio
+        ]
+        best = min(ours, key=lambda r: r.ratio, default=None)
+        jax = tools.get("jax-honest")
+        m = manual.ratio if manual and manual.verdict == "valid" else None
+        holds = "-" if best is None or m is None else ("yes" if best.ratio <= m else "no")
+        body.append(
+            [
+                ev,
+                size,
+                _r(m),
+                best.tool if best else "none valid",
+                _r(best.ratio if best else None),
+                _r(jax.ratio if jax and jax.verdict == "valid" else None),
+                holds,
+            ]
+        )
+    header = [
+        "eval",
+        "size",
+        "manual ratio",
+        "adlab's best",
+        "its ratio",
+        "JAX tool ratio (honest)",
+        "goal holds",
+    ]
+    return _md(header, body)
+
+
+def jax_table(rows: Sequence[Row]) -> str:
+    """GradBench's JAX tool as published (its scorer's mean, first run in) against honest timing."""
+    body = []
+    for (ev, size), tools in _sized(rows).items():
+        pub, honest = tools.get("jax"), tools.get("jax-honest")
+        if pub is None or pub.derivative_s is None:
+            continue
+        h = honest.derivative_s if honest else None
+        body.append(
+            [
+                ev,
+                size,
+                str(pub.runs),
+                _t(pub.first_s),
+                _t(pub.derivative_s),
+                _t(pub.published_s),
+                _t(h),
+                _t(honest.setup_s if honest else None),
+                _r(pub.published_s / h if h else None),
+            ]
+        )
+    header = [
+        "eval",
+        "size",
+        "runs",
+        "first run",
+        "median run",
+        "published (mean)",
+        "honest median",
+        "honest: compile+first",
+        "published / honest",
+    ]
+    return _md(header, body)
+
+
+def tool_commands(
+    modes: Sequence[str], backend: str | None, scheme: str | None
+) -> dict[str, list[str]]:
+    """The command of each tool, run from the GradBench checkout."""
+    py = sys.executable
+    tools = {
+        "manual": [py, str(HERE), "--serve", "manual"],
+        # --multithreaded only stops it pinning itself to CPU 0: we pin every tool alike.
+        "jax": [py, "python/gradbench/gradbench/tools/jax/run.py", "--multithreaded"],
+        "jax-honest": [py, str(HERE), "--serve", "jax-honest"],
+    }
+    for mode in modes:
+        cmd = [py, "-m", "adlab", "gradbench", "--mode", mode]
+        cmd += ["--backend", backend] if backend else []
+        cmd += ["--scheme", scheme] if scheme and mode == "numeric" else []
+        tools[f"adlab-{mode}"] = cmd
+    return tools
+
+
+def run_all(args: argparse.Namespace) -> list[Row]:
+    from adlab.gradbench.harness import run_eval
+
+    tools = tool_commands(args.modes, args.backend, args.scheme)
+    tools = {
+        k: v
+        for k, v in tools.items()
+        if k in args.tools or ("adlab" in args.tools and k.startswith("adlab-"))
+    }
+    pin = [] if args.cpu == "none" else ["taskset", "-c", args.cpu]
+    rows: list[Row] = []
+    for ev in args.evals:
+        eval_args = SIZES[ev][args.quick] + (RUNS[args.quick] if ev != "hello" else [])
+        for name, cmd in tools.items():
+            log = Path(args.log_dir) / f"{ev}-{name}.jsonl" if args.log_dir else None
+            t0 = time.perf_counter()
+            tr = run_eval(
+                ev, pin + cmd, args.gradbench_dir, log, eval_args=eval_args, timeout_s=args.timeout
+            )
+            new = rows_from(tr, ev, name, tr.problem)
+            print(
+                f"{ev:7} {name:20} {time.perf_counter() - t0:6.1f} s  {tr.summary()}",
+                file=sys.stderr,
+            )
+            rows += new
+    return rows
+
+
+# ---------------------------------------------------------------- the tools served by this script
+
+
+def serve_manual() -> None:
+    """GradBench's cpp.py tool for ``manual``; ``define`` checks the binary, never rebuilds it."""
+    from gradbench import cpp
+
+    def define(*, args: argparse.Namespace, module: str) -> dict:
+        binary = Path("tools") / args.tool / "bin" / module
+        if binary.exists():
+            return {"success": True}
+        return {
+            "success": False,
+            "error": f"{binary} is not built: run make -C tools/manual NATIVE=no",
+        }
+
+    cpp.define = define
+    sys.argv = [sys.argv[0], "manual"]
+    cpp.main()
+
+
+def serve_jax_honest() -> None:
+    """GradBench's JAX tool with a timer that warms up once and waits for every result."""
+    import runpy
+
+    import jax
+    from gradbench import wrap
+
+    def multiple_runs(
+        *, pre, post, min_runs=lambda x: x["min_runs"], min_seconds=lambda x: x["min_seconds"]
+    ):
+        def decorator(function):
+            def wrapped(input_raw):
+                input = pre(input_raw)
+                start = time.perf_counter_ns()
+                output = jax.block_until_ready(function(input))  # compile and first run
+                timings = [wrap.Timing(name="first", nanoseconds=time.perf_counter_ns() - start)]
+                elapsed, runs = 0.0, 0
+                while runs < min_runs(input_raw) or elapsed < min_seconds(input_raw):
+                    start = time.perf_counter_ns()
+                    output = jax.block_until_ready(function(input))
+                    ns = time.perf_counter_ns() - start
+                    timings.append(wrap.Timing(name="evaluate", nanoseconds=ns))
+                    elapsed, runs = elapsed + ns / 1e9, runs + 1
+                return wrap.OutputAndTimings(success=True, output=post(output), timings=timings)
+
+            return wrap.Wrapped(function=function, wrapped=wrapped)
+
+        return decorator
+
+    wrap.multiple_runs = multiple_runs
+    script = "python/gradbench/gradbench/tools/jax/run.py"
+    sys.argv = [script, "--multithreaded"]
+    sys.path.insert(0, str(Path(script).parent))  # as python puts a script's folder first
+    runpy.run_path(script, run_name="__main__")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--gradbench-dir",
+        default=os.environ.get("GRADBENCH_DIR"),
+        help="the GradBench checkout (default: $GRADBENCH_DIR)",
+    )
+    p.add_argument("--evals", default="hello,llsq,lse,gmm,ode,kmeans,det,ht,ba")
+    p.add_argument("--modes", default=",".join(MODES), help="adlab's modes (default: all)")
+    p.add_argument(
+        "--tools", default="manual,jax,jax-honest,adlab", help="which tools ('adlab' = every mode)"
+    )
+    p.add_argument("--backend", default=None, help="adlab's backend (default: the tool's)")
+    p.add_argument("--scheme", default=None, help="adlab's scheme in numeric mode")
+    p.add_argument("--quick", action="store_true", help="one small size per eval, three runs each")
+    p.add_argument("--cpu", default="0", help="the CPU every tool is pinned to, or 'none'")
+    p.add_argument(
+        "--timeout", type=float, default=180.0, help="seconds per session (eval and tool)"
+    )
+    p.add_argument("--log-dir", default=None, help="keep each session's transcript there")
+    p.add_argument("--serve", choices=["manual", "jax-honest"], help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.serve:
+        # This file is named gradbench.py: its folder, first on sys.path, shadows the package.
+        sys.path = [d for d in sys.path if Path(d or ".").resolve() != HERE.parent]
+        try:
+            serve_manual() if args.serve == "manual" else serve_jax_honest()
+        except (EOFError, BrokenPipeError):
+            pass
+        return 0
+    if not args.gradbench_dir:
+        p.error("give the GradBench checkout: --gradbench-dir DIR or GRADBENCH_DIR=DIR")
+    args.evals = args.evals.split(",")
+    args.modes = args.modes.split(",")
+    args.tools = args.tools.split(",")
+    unknown = [e for e in args.evals if e not in SIZES] + [m for m in args.modes if m not in MODES]
+    if unknown:
+        p.error(f"unknown {unknown}: evals are {', '.join(SIZES)}; modes {', '.join(MODES)}")
+    if args.log_dir:
+        Path(args.log_dir).mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    rows = run_all(args)
+    load = os.getloadavg()
+    print(main_table(rows))
+    print("\nThe goal: adlab's best mode's derivative/primal ratio no worse than manual's.\n")
+    print(goal_table(rows))
+    print("\nGradBench's JAX tool: as published (first run in, no block_until_ready) and honest.\n")
+    print(jax_table(rows))
+    loads = " ".join(f"{x:.2f}" for x in load)
+    print(
+        f"\n{time.perf_counter() - t0:.0f} s in all; load average at the end {loads} "
+        f"on {os.cpu_count()} CPUs; tools pinned to CPU {args.cpu}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
