@@ -21,6 +21,7 @@ from autograd.differential_operators import make_jvp
 from ..args import wrt_indices
 from . import _namespace
 from ._base import Backend
+from ._loops import python_loops
 from .numpy import numpy_batch
 
 
@@ -42,7 +43,7 @@ class AutogradBackend(Backend):
         return {"version": _version(), "device": "cpu"}
 
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": _NP, "map_samples": _map, "vmap_samples": _map}
+        return {"np": _NP, "map_samples": _map, "vmap_samples": _map, **_LOOPS}
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
         return autograd.grad(f, wrt)
@@ -76,4 +77,5 @@ def _forward(f: Callable, args: tuple, i: int) -> Any:
 
 
 _NP = _namespace.build("autograd", anp)
+_LOOPS = python_loops(anp.stack)
 BACKEND = AutogradBackend()

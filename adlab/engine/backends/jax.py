@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..precision import precision_scope
-from . import _jax_batch, _jax_call
+from . import _jax_batch, _jax_call, _loops
 from ._base import Backend, NotAnArray, Program
 
 
@@ -57,9 +57,10 @@ class JaxBackend(Backend):
         dev = jax.devices()[0]
         return {"version": jax.__version__, "device": dev.platform}
 
-    # map_samples: one sample at a time (a compiled loop); vmap_samples: jax.vmap
+    # map_samples: one sample at a time (a compiled loop); vmap_samples: jax.vmap;
+    # fori_loop and scan: lax's
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": jnp, "map_samples": _map, "vmap_samples": _vmap}
+        return {"np": jnp, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS}
 
     def convert(self, args: tuple, precision: str) -> tuple:
         """On the device, as a training loop holds them: calls copy nothing from the host."""
@@ -115,4 +116,5 @@ class JaxBackend(Backend):
                                       precision == "float64")  # fmt: skip
 
 
+_LOOPS = _loops.jax_loops()
 BACKEND = JaxBackend()

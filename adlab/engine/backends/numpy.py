@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Backend
+from ._loops import python_loops
 
 
 def numpy_batch(f: Callable, args: Sequence[Any], i: int, coords: np.ndarray) -> np.ndarray:
@@ -58,7 +59,7 @@ class NumpyBackend(Backend):
 
     # NumPy has no vmap: both maps are a loop
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": np, "map_samples": _map, "vmap_samples": _map}
+        return {"np": np, "map_samples": _map, "vmap_samples": _map, **_LOOPS}
 
     def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
         """One coordinate at a time in a plain loop (``numpy_batch``), never
@@ -67,4 +68,5 @@ class NumpyBackend(Backend):
         return F, np.concatenate(blocks)
 
 
+_LOOPS = python_loops(np.stack)
 BACKEND = NumpyBackend()

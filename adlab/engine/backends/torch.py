@@ -32,6 +32,7 @@ import torch
 from ..args import wrt_indices
 from . import _namespace
 from ._base import Backend, tree_map, with_arg
+from ._loops import python_loops
 
 with warnings.catch_warnings():
     # forward AD loads these on first use, and they warn of PyTorch's own use of its
@@ -115,7 +116,8 @@ class TorchBackend(Backend):
         ns = _namespace.build("torch", torch, aliases={**_ALIASES, **constants},
                               creators=_namespace.CREATORS, creator_defaults=defaults,
                               drop=_DROP)  # fmt: skip
-        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap}
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap,
+                **python_loops(torch.stack)}
 
     # ---------------------------------------------------------------- data
     def convert(self, args: tuple, precision: str) -> tuple:
