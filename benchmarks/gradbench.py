@@ -43,7 +43,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from adlab._format import ratio, seconds
 from adlab._vocab import MODES
+from adlab.gradbench.harness import Outcome, run_eval, summarize
 
 #: GradBench's scorer's pairs (``stats.rs``); hello has none: it is only checked.
 PAIRS = {
@@ -87,15 +89,15 @@ class Row:
     """
 
     eval: str
-    size: str
     tool: str
-    primal_s: float | None
-    derivative_s: float | None
-    runs: int
-    setup_s: float
-    published_s: float | None
-    first_s: float | None
     verdict: str
+    size: str = ""
+    primal_s: float | None = None
+    derivative_s: float | None = None
+    runs: int = 0
+    setup_s: float = 0.0
+    published_s: float | None = None
+    first_s: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -108,137 +110,66 @@ def _evaluate_s(timings: Sequence[dict]) -> list[float]:
     return [t["nanoseconds"] / 1e9 for t in timings if t.get("name") == "evaluate"]
 
 
-def _first_line(text: str | None) -> str:
-    lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
-    return (lines[-1] if lines else "")[:120]
+def _last_line(text: str | None) -> str:
+    """The line that says what went wrong (a traceback's last), short enough for a cell."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return (lines[-1] if lines else "")[:120].replace("|", "/")
 
 
-def rows_from(
-    entries: Sequence[dict], eval_name: str, tool: str, problem: str | None = None
-) -> list[Row]:
+def _verdict(outcomes: Sequence[Outcome]) -> str:
+    bad = [f"{o.function} failed: {_last_line(o.error)}" for o in outcomes if not o.success]
+    bad += [f"{o.function} invalid: {_last_line(o.error)}" for o in outcomes if o.valid is False]
+    return "; ".join(bad) or "valid"
+
+
+def rows_from(entries: Sequence[dict], eval_name: str, tool: str) -> list[Row]:
     """Rows of one session's transcript (log entries in GradBench's intermediary format)."""
-    from adlab.gradbench.harness import summarize
-
-    summary = summarize(entries, problem)
+    summary = summarize(entries)
     if summary.undefined:
-        reason = next(
-            (
-                _first_line(e["response"].get("error"))
-                for e in entries
-                if "response" in e and e["response"].get("success") is False
-            ),
-            "",
-        )
-        return [
-            Row(
-                eval_name,
-                "",
-                tool,
-                None,
-                None,
-                0,
-                0.0,
-                None,
-                None,
-                "no model" + (f": {reason}" if reason else ""),
-            )
-        ]
-    if eval_name not in PAIRS:  # hello: only the verdicts
-        verdict = "valid" if summary.ok else str(summary)
-        return [
-            Row(eval_name, "", tool, None, None, len(summary.outcomes), 0.0, None, None, verdict)
-        ]
-    primal_name, derivative_name = PAIRS[eval_name]
-    sizes: dict[str, dict] = {}
-    for o in summary.outcomes:
-        sizes.setdefault(o.description or "", {})[o.function] = o
+        errors = [e["response"].get("error") for e in entries if "response" in e]
+        reason = next((_last_line(x) for x in errors if x), "")
+        return [Row(eval_name, tool, "no model" + (f": {reason}" if reason else ""))]
     rows = []
+    if eval_name not in PAIRS:  # hello: only the verdicts
+        rows.append(Row(eval_name, tool, _verdict(summary.outcomes), runs=len(summary.outcomes)))
+    sizes: dict[str, dict[str, Outcome]] = {}
+    for o in summary.outcomes if eval_name in PAIRS else ():
+        sizes.setdefault(o.description or "", {})[o.function] = o
     for size, by_fn in sizes.items():
-        p, d = by_fn.get(primal_name), by_fn.get(derivative_name)
-        verdicts = []
-        for o in (p, d):
-            if o is None:
-                continue
-            if not o.success:
-                verdicts.append(f"{o.function} failed: {_first_line(o.error)}")
-            elif o.valid is False:
-                verdicts.append(f"{o.function} invalid: {_first_line(o.error)}")
+        p, d = (by_fn.get(f) for f in PAIRS[eval_name])
         ps, ds = (_evaluate_s(o.timings) if o else [] for o in (p, d))
-        setup = sum(
-            t["nanoseconds"] for t in (d.timings if d else []) if t.get("name") != "evaluate"
-        )
-        rows.append(
-            Row(
-                eval_name,
-                size,
-                tool,
-                statistics.median(ps) if ps else None,
-                statistics.median(ds) if ds else None,
-                len(ds),
-                setup / 1e9,
-                statistics.fmean(ds) if ds else None,
-                ds[0] if ds else None,
-                "; ".join(verdicts) or ("valid" if d is not None else "no derivative asked"),
-            )
-        )
+        other = [t["nanoseconds"] for t in (d.timings if d else []) if t.get("name") != "evaluate"]
+        verdict = _verdict([o for o in (p, d) if o]) if d else "no derivative asked"
+        rows.append(Row(
+            eval_name, tool, verdict, size,
+            primal_s=statistics.median(ps) if ps else None,
+            derivative_s=statistics.median(ds) if ds else None,
+            runs=len(ds), setup_s=sum(other) / 1e9,
+            published_s=statistics.fmean(ds) if ds else None, first_s=ds[0] if ds else None,
+        ))  # fmt: skip
     if summary.problem:
-        rows.append(
-            Row(
-                eval_name,
-                "",
-                tool,
-                None,
-                None,
-                0,
-                0.0,
-                None,
-                None,
-                f"stopped: {_first_line(summary.problem)}",
-            )
-        )
+        rows.append(Row(eval_name, tool, f"stopped: {_last_line(summary.problem)}"))
     return rows
 
 
-def _t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
-
-
-def _r(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3g}"
+def _x(r: float | None) -> str:
+    return ratio(r) or "-"
 
 
 def _md(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in body]
-    return "\n".join(lines)
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
 
 
 def main_table(rows: Sequence[Row]) -> str:
     """Per eval, size and tool: primal, derivative, ratio, runs, setup and verdict."""
     header = ["eval", "size", "tool", "primal", "derivative", "ratio", "runs", "setup", "verdict"]
-    body = [
-        [
-            r.eval,
-            r.size,
-            r.tool,
-            _t(r.primal_s),
-            _t(r.derivative_s),
-            _r(r.ratio),
-            str(r.runs),
-            _t(r.setup_s) if r.setup_s else "-",
-            r.verdict,
-        ]
-        for r in rows
-    ]
+    body = [[r.eval, r.size, r.tool, seconds(r.primal_s), seconds(r.derivative_s), _x(r.ratio),
+             str(r.runs), seconds(r.setup_s or None), r.verdict] for r in rows]  # fmt: skip
     return _md(header, body)
 
 
-def _sized(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Row]]:
+def _by_size(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Row]]:
     out: dict[tuple[str, str], dict[str, Row]] = {}
     for r in rows:
         if r.size:
@@ -246,75 +177,38 @@ def _sized(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Row]]:
     return out
 
 
+def _valid_ratio(r: Row | None) -> float | None:
+    return r.ratio if r is not None and r.verdict == "valid" else None
+
+
 def goal_table(rows: Sequence[Row]) -> str:
     """adlab's best valid mode against manual's ratio, size by size (the issue's goal)."""
     body = []
-    for (ev, size), tools in _sized(rows).items():
-        manual = tools.get("manual")
-        ours = [
-            r
-            for t, r in tools.items()
-            if t.startswith("adlab") and r.verdict == "valid" and r.ratio
-        ]
+    for (ev, size), tools in _by_size(rows).items():
+        ours = [r for t, r in tools.items() if t.startswith("adlab-") and _valid_ratio(r)]
         best = min(ours, key=lambda r: r.ratio, default=None)
-        jax = tools.get("jax-honest")
-        m = manual.ratio if manual and manual.verdict == "valid" else None
-        holds = "-" if best is None or m is None else ("yes" if best.ratio <= m else "no")
-        body.append(
-            [
-                ev,
-                size,
-                _r(m),
-                best.tool if best else "none valid",
-                _r(best.ratio if best else None),
-                _r(jax.ratio if jax and jax.verdict == "valid" else None),
-                holds,
-            ]
-        )
-    header = [
-        "eval",
-        "size",
-        "manual ratio",
-        "adlab's best",
-        "its ratio",
-        "JAX tool ratio (honest)",
-        "goal holds",
-    ]
+        m, b = _valid_ratio(tools.get("manual")), _valid_ratio(best)
+        holds = "-" if b is None or m is None else ("yes" if b <= m else "no")
+        body.append([ev, size, _x(m), best.tool if best else "none valid", _x(b),
+                     _x(_valid_ratio(tools.get("jax-honest"))), holds])  # fmt: skip
+    header = ["eval", "size", "manual", "adlab's best", "its ratio", "JAX tool (honest)", "holds"]
     return _md(header, body)
 
 
 def jax_table(rows: Sequence[Row]) -> str:
-    """GradBench's JAX tool as published (its scorer's mean, first run in) against honest timing."""
+    """GradBench's JAX tool as published (its scorer's mean, first run in) and honest."""
     body = []
-    for (ev, size), tools in _sized(rows).items():
+    for (ev, size), tools in _by_size(rows).items():
         pub, honest = tools.get("jax"), tools.get("jax-honest")
-        if pub is None or pub.derivative_s is None:
+        if pub is None or pub.published_s is None:
             continue
         h = honest.derivative_s if honest else None
-        body.append(
-            [
-                ev,
-                size,
-                str(pub.runs),
-                _t(pub.first_s),
-                _t(pub.derivative_s),
-                _t(pub.published_s),
-                _t(h),
-                _t(honest.setup_s if honest else None),
-                _r(pub.published_s / h if h else None),
-            ]
-        )
-    header = [
-        "eval",
-        "size",
-        "runs",
-        "first run",
-        "median run",
-        "published (mean)",
-        "honest median",
-        "honest: compile+first",
-        "published / honest",
-    ]
+        body.append([ev, size, str(pub.runs), seconds(pub.first_s), seconds(pub.derivative_s),
+                     seconds(pub.published_s), seconds(h),
+                     seconds(honest.setup_s if honest else None),
+                     _x(pub.published_s / h if h else None)])  # fmt: skip
+    header = ["eval", "size", "runs", "first run", "median run", "published (mean)",
+              "honest median", "honest: compile+first", "published / honest"]  # fmt: skip
     return _md(header, body)
 
 
@@ -338,8 +232,6 @@ def tool_commands(
 
 
 def run_all(args: argparse.Namespace) -> list[Row]:
-    from adlab.gradbench.harness import run_eval
-
     tools = tool_commands(args.modes, args.backend, args.scheme)
     tools = {
         k: v
@@ -356,7 +248,7 @@ def run_all(args: argparse.Namespace) -> list[Row]:
             tr = run_eval(
                 ev, pin + cmd, args.gradbench_dir, log, eval_args=eval_args, timeout_s=args.timeout
             )
-            new = rows_from(tr, ev, name, tr.problem)
+            new = rows_from(tr, ev, name)
             print(
                 f"{ev:7} {name:20} {time.perf_counter() - t0:6.1f} s  {tr.summary()}",
                 file=sys.stderr,
