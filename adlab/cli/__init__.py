@@ -1,4 +1,5 @@
-"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``advise``.
+"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``advise``,
+``gradbench``.
 
 Each subcommand lives beside the code it drives and registers itself here
 through ``add_parser(subparsers)``; this file only assembles them.
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .advise import add_parser as add_advise
 
     add_advise(sub)
+    from ..gradbench.cli import add_parser as add_gradbench
+
+    add_gradbench(sub)
     return parser
 
 

@@ -1,0 +1,151 @@
+"""One GradBench function at one set of shapes, prepared once and called per run.
+
+A ``Job`` is built the first time the eval asks for a (function, shapes): the
+derivative is compiled with ``adlab.prepare`` (the tool's mode, scheme and
+backend), and its one-off costs are reported as their own timings, never as
+``"evaluate"``. A later input of the same shapes binds its data to the same job
+(an untimed call, ``"bind"``); then each run is one awaited call of the
+derivative with its data already converted and on the device.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..catalog.gradbench import newton_direction
+from ..engine.args import backend_inputs, wrt_indices
+from ..engine.backends import get_backend
+from ..engine.derivative import prepare
+from ..engine.model import Model
+from ..engine.second import prepare_hessian, prepare_hvp
+from ..measure.timing import awaited_call
+
+#: The second-order composition standing in for each first-order mode, where kmeans's
+#: ``dir`` needs the Hessian's diagonal: the mode over itself (complex step has no HVP,
+#: so its full Hessian is taken and its diagonal read).
+HESSIAN_MODES = {
+    "reverse": "reverse-over-reverse",
+    "forward": "forward-over-forward",
+    "numeric": "numeric",
+    "complex-step": "complex-step",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """How the tool takes its derivatives: the command line's choices."""
+
+    mode: str
+    scheme: str = "central"
+    backend: str = "jax"
+    jit: bool | None = None
+    precision: str = "float64"
+
+    def config(self) -> dict[str, Any]:
+        """The ``config`` of the ``start`` response: what produced these answers."""
+        config: dict[str, Any] = {"mode": self.mode}
+        if self.mode == "numeric":
+            config["scheme"] = self.scheme
+        config.update(backend=self.backend, precision=self.precision)
+        config["jit"] = "framework default" if self.jit is None else self.jit
+        return config
+
+
+def _ns(seconds: float) -> int:
+    return max(int(round(seconds * 1e9)), 0)
+
+
+def timing(name: str, seconds: float) -> dict[str, Any]:
+    """One entry of a response's ``timings``."""
+    return {"name": name, "nanoseconds": _ns(seconds)}
+
+
+class Job:
+    """A compiled (function, shapes): ``bind(args)`` then ``call()`` once per run.
+
+    Attributes:
+        timings: the one-off costs of building it (``"prepare"``, ``"compile"``),
+            reported once, with the evaluate that built it.
+    """
+
+    def __init__(self, kind: str, model: Model, args: tuple, options: Options) -> None:
+        self.kind = kind
+        self.options = options
+        self._first = True
+        self._parts: list[tuple[Any, Callable[[tuple], tuple]]] = []
+        o = options
+        compile_s = prepare_s = 0.0
+        for build, arrange in self._plan(kind, model, o):
+            start = time.perf_counter()
+            p = build(*arrange(args))
+            prepare_s += time.perf_counter() - start
+            compile_s += p.compile_s
+            self._parts.append((p, arrange))
+        self._inputs = [p.inputs for p, _ in self._parts]
+        self.timings = [timing("prepare", prepare_s - compile_s), timing("compile", compile_s)]
+        self._to_numpy = get_backend(o.backend).to_numpy
+
+    @staticmethod
+    def _plan(kind: str, model: Model, o: Options) -> list[tuple[Callable, Callable]]:
+        """(build, arrange) per prepared derivative the kind needs."""
+        same = lambda a: a  # noqa: E731
+        common = dict(backend=o.backend, jit=o.jit, precision=o.precision)
+        if kind == "primal":
+            return [(lambda *a: prepare(model, *a, mode="primal", **common), same)]
+        if kind == "gradient":
+            return [(lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)]
+        if kind == "dir":
+            second = HESSIAN_MODES[o.mode]
+            jit = True if o.jit is None else o.jit  # nested modes are JAX's (jitted by default)
+            nested = dict(backend=o.backend, jit=jit, precision=o.precision)
+            gradient = (lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)
+            if second == "complex-step":  # no HVP: the full Hessian, its diagonal read
+                return [gradient, (lambda *a: prepare_hessian(model, *a, mode=second, **nested),
+                                   same)]  # fmt: skip
+            # the diagonal of a diagonal Hessian (see newton_direction) is H times ones
+            ones = lambda a: (a[0], np.ones_like(np.asarray(a[0])), *a[1:])  # noqa: E731
+            return [gradient, (lambda *a: prepare_hvp(model, *a, mode=second, **nested), ones)]
+        raise ValueError(f"adlab's GradBench tool cannot compute a {kind!r} yet")
+
+    def bind(self, args: tuple) -> float:
+        """Give the job a new input's ``(x, *data)``, converted once; returns its seconds.
+
+        The inputs the job was built with are bound already. A new one is converted
+        to the framework's arrays here, and one untimed call binds its data (the
+        first such call compiles a program that takes every argument), so that the
+        runs hand the framework only what it already holds.
+        """
+        if self._first:
+            self._first = False
+            return 0.0
+        start = time.perf_counter()
+        for i, (p, arrange) in enumerate(self._parts):
+            inputs = backend_inputs(arrange(args), p.precision, p.backend, wrt_indices(p.wrt))
+            awaited_call(p, inputs)
+            # x as converted here; the data as the call bound them (p.inputs), so that
+            # the runs are ``Prepared``'s fast path (the bound data, recognised as such)
+            self._inputs[i] = (inputs[0], *p.inputs[1:])
+        return time.perf_counter() - start
+
+    def call(self) -> Any:
+        """One run: the derivative at the bound input (the framework's arrays)."""
+        results = [p(*inputs) for (p, _), inputs in zip(self._parts, self._inputs, strict=True)]
+        if self.kind == "dir":
+            gradient, second = results
+            diagonal = second if second.ndim == 1 else _diagonal(second)
+            return newton_direction(gradient, diagonal)
+        return results[0]
+
+    def to_numpy(self, result: Any) -> np.ndarray:
+        return np.asarray(self._to_numpy(result))
+
+
+def _diagonal(h: Any) -> Any:
+    import jax.numpy as jnp  # nested modes are JAX's (adlab.engine.modes.second_order)
+
+    return jnp.diagonal(h)
