@@ -1,0 +1,27 @@
+"""The k-means cost: GradBench's ``kmeans`` eval.
+
+n is the number of points, each of dimension D; x holds the K centroids, K x D
+flattened row by row. f(x) = sum_i min_j |p_i - c_j|^2, as in GradBench's
+``evals/kmeans`` (github.com/gradbench/gradbench, MIT licence; Bottou and
+Bengio, NIPS 1994). The squared distances are written |p|^2 + |c|^2 - 2 p.c, as
+GradBench's JAX tool does: an n x K matrix rather than n x K x D. The eval's
+``dir`` is the Newton step: the gradient over the Hessian's diagonal (the
+Hessian is diagonal: each point pulls only its nearest centroid).
+"""
+
+K = 3  # centroids
+D = 2  # dimension of each point
+
+
+def setup(n, rng):
+    points = rng.random((n, D))
+    # the last K points, as the eval takes them, so that no cluster is empty
+    # (with n < K, random centroids: some clusters are then empty)
+    centroids = points[-K:] if n >= K else rng.random((K, D))
+    return (centroids.reshape(-1), points)
+
+
+def f(x, points):
+    c = np.reshape(x, (K, D))
+    d2 = np.sum(points**2, axis=1)[:, None] + np.sum(c**2, axis=1)[None, :] - 2.0 * (points @ c.T)
+    return np.sum(np.min(d2, axis=1))
