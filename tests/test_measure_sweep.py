@@ -256,14 +256,50 @@ def test_a_reference_predicted_over_budget_is_left_out_with_its_reason():
     assert fwd.note.startswith("no reference: predicted ") and "> budget 2 s" in fwd.note
 
 
-def test_a_first_call_over_budget_is_the_whole_measurement():
+def test_a_warm_call_over_budget_is_the_whole_measurement():
     calls: dict[int, int] = {}
     model = _slow_model(calls, 0.1)  # 0.3 s per call at n = 3
     sweep = adlab.bench(model, [3], ["primal(numpy)"], budget_s=0.5, reference=None)
     (r,) = list(sweep)
     assert (r.loops, r.repeats) == (1, 1) and r.unstable
-    assert "one call only" in r.note
-    assert calls[3] == 2  # prepare's shape check and the warm-up: no autorange, no repeats
+    assert "one call only" in r.note and "per warm call" in r.note
+    # prepare's shape check, the first call (kept apart) and one warm call: no autorange
+    assert calls[3] == 3
+
+
+def test_a_slow_first_call_neither_is_the_measurement_nor_skips_the_next_size():
+    """As PyTorch's first torch.func jvp: one-off setup longer than the budget, then
+    fast calls. The record times the fast calls, and the next size is not predicted
+    from the setup."""
+    calls: dict[int, int] = {}
+
+    def f(x):
+        calls[x.size] = calls.get(x.size, 0) + 1
+        if calls == {3: 2}:  # the sweep's first call (the first was prepare's shape check)
+            time.sleep(0.6)
+        return np.sum(x**2)
+
+    model = Model.from_function(jnp.sum, lambda n, rng: (rng.normal(size=n),), name="setup",
+                                f_numpy=f)  # fmt: skip
+    r3, r4 = list(adlab.bench(model, [3, 4], ["primal(numpy)"], budget_s=0.5, reference=None,
+                              **FAST))  # fmt: skip
+    assert r3.first_call_s >= 0.6  # the sleep is in the first call, kept apart
+    assert r3.repeats == FAST["repeats"] and r3.note is None  # timed from warm calls
+    assert r4.skipped is None and r4.repeats == FAST["repeats"]
+
+
+def test_the_budget_predicts_a_first_calls_excess_only_once_it_recurs():
+    b = Budget(1.0)
+    b.add("torch.func", 10, 2.5e-3, 0.0, 1.6, 10)  # one-off setup at the first size
+    assert b.predict_first_excess("torch.func", 100) == 0.0
+    assert b.over("torch.func", 100) is None
+    b.add("torch.func", 100, 1e-2, 0.0, 1e-2, 100)  # none at the second
+    assert b.predict_first_excess("torch.func", 1000) == 0.0
+    b = Budget(1.0)
+    b.add("eager", 10, 1e-3, 0.0, 0.5, 1)  # compiles its operations at every new shape
+    b.add("eager", 100, 1e-3, 0.0, 0.7, 1)
+    assert b.predict_first_excess("eager", 1000) == pytest.approx(0.499)
+    assert b.predict_point("eager", 1000) == pytest.approx(0.499 + 3 * 1e-3)
 
 
 def test_a_model_error_at_one_size_is_recorded_and_the_sweep_goes_on():

@@ -90,7 +90,8 @@ def test_jax_results_are_waited_for_tree_wise():
     assert t.median_s > 0 and set(out) == {"a", "b"}
 
 
-def test_a_deadline_stops_after_the_warm_up_when_no_second_call_fits():
+def test_a_deadline_keeps_one_warm_call_when_no_more_fit():
+    """The first call alone says nothing of a steady one: one warm call is always made."""
     calls = 0
 
     def slow():
@@ -99,35 +100,104 @@ def test_a_deadline_stops_after_the_warm_up_when_no_second_call_fits():
         time.sleep(0.05)
 
     t = adlab.time_call(slow, deadline=time.perf_counter() + 0.06)
-    assert calls == 1  # the warm-up only: no autorange, no repeats
+    assert calls == 2  # the first call and one warm call: no autorange, no repeats
     assert (t.loops, t.repeats) == (1, 1) and t.unstable
-    assert t.median_s == t.first_call_s
 
 
 def test_a_deadline_cuts_repeats_short_but_keeps_one():
-    calls = 0
-
-    def slow():
-        nonlocal calls
-        calls += 1
-        time.sleep(0.02)
-
-    t = adlab.time_call(slow, repeats=50, target_s=0.001, deadline=time.perf_counter() + 0.15)
-    assert 1 <= t.repeats < 50
-    assert calls == 1 + t.repeats  # warm-up, then one call per repeat (loops = 1)
+    clock = _FakeClock()
+    fn = clock.calls([0.02])  # 20 ms a call, every call
+    watch = Stopwatch(fn, target_s=0.001, budget_s=0.15, charge_first=True, clock=clock)
+    watch.start()
+    interleave([watch], repeats=50)
+    # first call and a steady warm call (40 ms), then one call per repeat (loops = 1)
+    # until one more would pass 150 ms
+    assert watch.warm_calls == [pytest.approx(0.02)] and watch.loops == 1
+    assert len(watch.samples) == 5 and fn.count == 2 + 5
 
 
 def test_warmups_are_not_counted_and_the_first_is_reported():
-    seen = []
+    clock = _FakeClock()
+    fn = clock.calls([0.03, 0.001])  # a first call that compiles
+    t = Stopwatch(fn, warmups=3, target_s=0.002, clock=clock)
+    t.start()
+    interleave([t], repeats=3)
+    timing = t.timing()
+    assert timing.first_call_s == pytest.approx(0.03)
+    assert timing.median_s == pytest.approx(0.001) and timing.repeats == 3
+    assert len(t.warm_calls) == 2  # warmups=3: three calls before timing, the first included
 
-    def fn():
-        seen.append(time.perf_counter())
-        if len(seen) == 1:
-            time.sleep(0.03)  # a first call that compiles
 
-    t = adlab.time_call(fn, warmups=2, repeats=3, target_s=0.001)
-    assert t.first_call_s >= 0.03
-    assert t.median_s < 0.03
+class _FakeClock:
+    """A clock that moves only when a fake callable says its call took so long."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def calls(self, seconds: list[float]):
+        """A callable whose k-th call takes ``seconds[k]`` (the last one from then on);
+        ``.count`` counts its calls."""
+
+        def fn():
+            fn.count += 1
+            self.now += seconds[min(fn.count, len(seconds)) - 1]
+
+        fn.count = 0
+        return fn
+
+
+def test_a_slow_first_call_is_kept_apart_and_warm_calls_are_timed():
+    """PyTorch's first torch.func jvp sets itself up for 1.6 s, then a call takes 2.5 ms:
+    the first call must neither use up the budget nor be the measurement."""
+    clock = _FakeClock()
+    fn = clock.calls([1.6, 0.0025])
+    watch = Stopwatch(fn, target_s=0.01, budget_s=1.0, clock=clock)
+    watch.start()
+    interleave([watch], repeats=5)
+    t = watch.timing()
+    assert t.first_call_s == pytest.approx(1.6)
+    assert t.median_s == pytest.approx(0.0025) and t.min_s == pytest.approx(0.0025)
+    assert t.repeats == 5 and not t.unstable
+    assert t.loops * t.median_s >= 0.01  # autorange filled the target from warm calls
+    # the second call is 640x faster than the first, the third as fast as the second: steady
+    assert watch.warm_calls == pytest.approx([0.0025, 0.0025])
+    assert watch.spent_s < 1.0  # the first call was not charged to the budget
+
+
+def test_warm_up_goes_on_until_a_call_is_steady():
+    clock = _FakeClock()
+    fn = clock.calls([2.0, 0.5, 0.01, 0.011, 0.01])  # settles at the fourth call
+    watch = Stopwatch(fn, target_s=0.01, clock=clock)
+    watch.start()
+    assert watch.warm_calls == pytest.approx([0.5, 0.01, 0.011])
+    assert watch.samples == [pytest.approx(0.01)]
+
+
+def test_warm_up_that_never_settles_stops_at_max_warmups():
+    from adlab.measure.timing import MAX_WARMUPS
+
+    clock = _FakeClock()
+    seconds = [1.0 if k % 2 else 0.01 for k in range(1, 3 * MAX_WARMUPS)]
+    fn = clock.calls(seconds)
+    watch = Stopwatch(fn, target_s=0.01, budget_s=100.0, clock=clock)
+    watch.start()
+    assert len(watch.warm_calls) == MAX_WARMUPS - 1
+
+
+def test_a_first_call_charged_to_the_budget_still_gets_one_warm_call():
+    """charge_first (a deadline): a first call past the budget leaves room for nothing,
+    yet the sample is a warm call, never the first."""
+    clock = _FakeClock()
+    fn = clock.calls([5.0, 0.1])
+    watch = Stopwatch(fn, target_s=0.01, budget_s=1.0, charge_first=True, clock=clock)
+    watch.start()
+    interleave([watch], repeats=5)
+    t = watch.timing()
+    assert (t.first_call_s, t.median_s) == (pytest.approx(5.0), pytest.approx(0.1))
+    assert (t.loops, t.repeats, fn.count) == (1, 1, 2) and t.unstable
 
 
 def test_bad_arguments_are_refused():
@@ -174,22 +244,29 @@ def test_a_budget_stops_one_callable_and_the_others_go_on():
 
 
 def test_a_repeat_that_raises_is_kept_and_ends_that_callable_only():
-    calls = 0
+    broken = False
 
     def flaky():
-        nonlocal calls
-        calls += 1
-        if calls > 3:
+        if broken:
             raise RuntimeError("gone")
 
     bad, good = Stopwatch(flaky, target_s=1e-6), Stopwatch(lambda: None, target_s=1e-6)
     for w in (bad, good):
         w.start()
+    broken = True  # after the warm-up: in the repeats
     interleave([bad, good], repeats=5)
-    assert isinstance(bad.error, RuntimeError) and len(good.samples) == 5
+    assert isinstance(bad.error, RuntimeError) and len(bad.samples) == 1
+    assert len(good.samples) == 5
+    calls = 0
+
+    def fails_later():
+        nonlocal calls
+        calls += 1
+        if calls > 20:  # past the warm-up (at most MAX_WARMUPS calls) and autorange
+            raise RuntimeError("gone")
+
     with pytest.raises(RuntimeError, match="gone"):
-        calls = 0
-        measure(flaky, repeats=50, target_s=1e-6)
+        measure(fails_later, repeats=1000, target_s=1e-6)
 
 
 def test_the_median_interval_is_seeded_and_made_of_samples():

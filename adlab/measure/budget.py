@@ -6,10 +6,16 @@ measured, p is assumed: 2 when the derivative needs several passes of f
 (``f_evals`` > 1: n passes of O(n) work each, as forward mode and finite
 differences on an elementwise f), else 1. The exponent is clamped to [0, 3].
 
-A point needs its compile and at least ``MIN_CALLS`` calls: the call
-``prepare`` makes to warm jit's cache (or, eagerly, a second warm-up), the
-uncounted warm-up, and one timed repeat. When that is over the budget the point
-is skipped with its reason, before anything runs.
+A point needs its compile and at least ``MIN_CALLS`` calls: the first call
+(kept apart), one warm-up call and one timed repeat. When that is over the
+budget the point is skipped with its reason, before anything runs.
+
+The prediction is made from warm calls. A first call can cost far more than
+the calls after it, and whether it will again at the next size depends on
+why: eager JAX compiles each operation at every new shape, while PyTorch's
+first ``torch.func`` jvp sets itself up once a process (1.6 s here, then
+2.5 ms a call). So a first call's excess over a warm call is predicted only
+once it has recurred: the smaller excess of the last two sizes.
 
 Compile time is usually flat in n (20-60 ms here), but not when jit unrolls a
 Python loop over the elements: a loop model compiled in 0.3 s at n = 30, 1.2 s
@@ -25,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .._format import seconds
 
-#: calls a point needs at the least (prepare's warm call, warm-up, one repeat)
+#: calls a point needs at the least (the first call, one warm-up call, one repeat)
 MIN_CALLS = 3
 #: bounds on the extrapolation exponent
 MIN_POWER, MAX_POWER = 0.0, 3.0
@@ -76,16 +82,22 @@ class Budget:
             return pts[-1].compile_s
         return _extrapolate(pts, n, lambda p: p.compile_s, 0.0)
 
+    def predict_first_excess(self, label: str, n: int) -> float:
+        """Predicted seconds the first call at ``n`` costs beyond a warm one: the
+        smaller excess of the last two sizes (0 until an excess has recurred)."""
+        pts = self._measured_below(label, n)[-2:]
+        if len(pts) < 2:
+            return 0.0
+        return max(0.0, min(p.first_call_s - p.call_s for p in pts))
+
     def predict_point(self, label: str, n: int) -> float | None:
         """Predicted seconds for the whole point: compile + ``MIN_CALLS`` calls, the
-        first of which costs at least what it cost at the last size (eager JAX
-        compiles each operation on the first call at a new shape)."""
+        first with its recurring excess (``predict_first_excess``)."""
         call = self.predict_call(label, n)
         if call is None:
             return None
-        last = self._measured_below(label, n)[-1]
         compile_s = self.predict_compile(label, n)
-        return compile_s + max(last.first_call_s, call) + (MIN_CALLS - 1) * call
+        return compile_s + self.predict_first_excess(label, n) + MIN_CALLS * call
 
     def over(self, label: str, n: int) -> str | None:
         """The skip reason when the point is predicted over budget, else None."""

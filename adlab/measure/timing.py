@@ -1,4 +1,11 @@
-"""Steady-state timing of one callable: warm-up, autorange, repeats, spread.
+"""Steady-state timing of one callable: first call apart, warm-up, autorange, repeats.
+
+The first call is kept apart (``first_call_s``): it may do one-off work that
+no later call repeats (eager JAX compiles each operation at a new shape;
+PyTorch's first ``torch.func`` jvp or vmap sets itself up for a second or
+more), so it is neither a sample nor charged to a budget. Warm-up goes on
+until a call is steady, within ``STEADY`` of the one before it, and the
+budget is reckoned from those warm calls.
 
 The loop count comes from ``timeit.Timer.autorange``'s rule (1, 2, 5, 10,
 20, 50, ... loops until one repeat lasts long enough), begun at the count the
@@ -31,6 +38,11 @@ import numpy as np
 
 from .._vocab import Timing
 
+#: a warm-up call within this factor of the one before it is steady (one-off setup
+#: such as a compile costs 10-1000x a call; a busy machine's jitter stays within 2x)
+STEADY = 2.0
+#: warm-up calls at the most, the first included, when calls never settle
+MAX_WARMUPS = 10
 #: default seconds per repeat that autorange aims for (timeit's CLI: 0.2)
 TARGET_S = 0.01
 #: default number of repeats (as timeit's CLI)
@@ -80,7 +92,9 @@ def timed_runs(fn: Callable, args: Sequence[Any] = (), *, min_runs: int = 1,
     return seconds, result
 
 
-def _statement(fn: Callable, args: Sequence[Any], result: Any, speed: float) -> timeit.Timer:
+def _statement(
+    fn: Callable, args: Sequence[Any], result: Any, speed: float, clock: Callable[[], float]
+) -> timeit.Timer:
     """A Timer whose statement calls ``fn(*args)`` and waits for its result.
 
     The statement is compiled by timeit (no wrapper function per call), and
@@ -96,7 +110,6 @@ def _statement(fn: Callable, args: Sequence[Any], result: Any, speed: float) -> 
         stmt = "_block(_fn(*_args))"
     else:
         stmt = "_fn(*_args)"
-    clock = time.perf_counter
     return timeit.Timer(stmt, timer=lambda: clock() * speed, globals=names)
 
 
@@ -178,31 +191,39 @@ def summarize(
 class Stopwatch:
     """One callable timed a repeat at a time, so that several can take turns.
 
-    ``start()`` makes the warm-up calls and lets autorange choose the loop
-    count (its last trial is the first repeat); each ``repeat()`` times one
-    more. Taking the repeats of several callables in turn (``interleave``)
-    spreads a change of load over all of them alike, where timing one fully
-    before the next would pin it on whichever ran then.
+    ``start()`` makes the first call (kept apart), warms up until a call is
+    steady and lets autorange choose the loop count (its last trial is the
+    first repeat); each ``repeat()`` times one more. Taking the repeats of
+    several callables in turn (``interleave``) spreads a change of load over
+    all of them alike, where timing one fully before the next would pin it on
+    whichever ran then.
 
-    The seconds the callable itself has taken are counted (``spent_s``), so a
-    budget holds however its repeats are interleaved with others'.
+    The seconds the callable itself has taken after its first call are counted
+    (``spent_s``), so a budget holds however its repeats are interleaved with
+    others'. The first call is not charged (``charge_first`` charges it): a
+    first call that does one-off work would otherwise use up the budget and be
+    the only sample, a setup cost reported as the cost of a call.
 
     Attributes:
         result: the last warm-up call's result.
         samples: per-call seconds, one per repeat.
+        warm_calls: seconds of each warm-up call after the first.
         error: an exception a repeat raised (no more repeats are taken).
     """
 
     def __init__(self, fn: Callable, args: Sequence[Any] = (), *, target_s: float = TARGET_S,
-                 warmups: int = 1, budget_s: float | None = None) -> None:  # fmt: skip
+                 warmups: int = 1, budget_s: float | None = None, charge_first: bool = False,
+                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
         if warmups < 1:
             raise ValueError(f"warmups must be >= 1, got {warmups}")
         if not target_s > 0:
             raise ValueError(f"target_s must be > 0, got {target_s}")
         self.fn, self.args = fn, tuple(args)
         self.target_s, self.warmups, self.budget_s = target_s, warmups, budget_s
+        self.charge_first, self.clock = charge_first, clock
         self.result: Any = None
         self.samples: list[float] = []
+        self.warm_calls: list[float] = []
         self.loops = 1
         self.first_call_s = 0.0
         self.spent_s = 0.0
@@ -211,22 +232,43 @@ class Stopwatch:
         self._speed = _AUTORANGE_TARGET / target_s  # autorange's clock runs this much fast
         self._timer: timeit.Timer | None = None
 
+    def _call(self) -> float:
+        """One call, its result waited for; its seconds."""
+        t0 = self.clock()
+        self.result = self.fn(*self.args)
+        if _has_jax_leaf(self.result):
+            import jax
+
+            jax.block_until_ready(self.result)
+        return self.clock() - t0
+
+    def _fits(self, seconds: float) -> bool:
+        return self.budget_s is None or self.spent_s + seconds <= self.budget_s
+
     def start(self) -> None:
-        """Warm-up calls, then autorange; with no room for a second call in the
-        budget, the last warm-up call is the only sample (``loops`` = 1)."""
-        calls = []
-        for _ in range(self.warmups):
-            taken, self.result = awaited_call(self.fn, self.args)
-            calls.append(taken)
-        self.first_call_s, last = calls[0], calls[-1]
-        self.spent_s = sum(calls)
-        if self.budget_s is not None and self.spent_s + last > self.budget_s:
+        """The first call, warm-up calls until one is steady (within ``STEADY`` of the
+        one before it; at least ``warmups`` calls in all, at most ``MAX_WARMUPS``),
+        then autorange. One warm call is always made; when the budget has no room
+        for another, the last warm call is the only sample (``loops`` = 1)."""
+        self.first_call_s = self._call()
+        self.spent_s = self.first_call_s if self.charge_first else 0.0
+        calls = [self.first_call_s]
+        while len(calls) < MAX_WARMUPS:
+            if len(calls) >= max(2, self.warmups) and _steady(calls[-2], calls[-1]):
+                break
+            if len(calls) >= 2 and not self._fits(calls[-1]):
+                break
+            calls.append(self._call())
+            self.spent_s += calls[-1]
+        self.warm_calls = calls[1:]
+        last = calls[-1]
+        if not self._fits(last):
             self.samples = [last]
             return
-        self._timer = _statement(self.fn, self.args, self.result, self._speed)
-        t0 = time.perf_counter()
+        self._timer = _statement(self.fn, self.args, self.result, self._speed, self.clock)
+        t0 = self.clock()
         self.loops, taken = _autorange(self._timer, last * self._speed)
-        self.spent_s += time.perf_counter() - t0
+        self.spent_s += self.clock() - t0
         self._per_repeat = taken / self._speed
         self.samples = [self._per_repeat / self.loops]
 
@@ -234,23 +276,28 @@ class Stopwatch:
         """Whether one more repeat is due: fewer than ``repeats``, no error, and it fits."""
         if self._timer is None or self.error is not None or len(self.samples) >= repeats:
             return False
-        return self.budget_s is None or self.spent_s + self._per_repeat <= self.budget_s
+        return self._fits(self._per_repeat)
 
     def repeat(self) -> None:
         """Time one more repeat of ``loops`` calls (an exception is kept in ``error``)."""
-        t0 = time.perf_counter()
+        t0 = self.clock()
         try:
             taken = self._timer.timeit(self.loops) / self._speed
         except Exception as exc:  # the sweep shows it as the point's reason; others go on
             self.error = exc
             return
         finally:
-            self.spent_s += time.perf_counter() - t0
+            self.spent_s += self.clock() - t0
         self.samples.append(taken / self.loops)
 
     def timing(self, compile_s: float = 0.0) -> Timing:
         return summarize(self.samples, loops=self.loops, compile_s=compile_s,
                          first_call_s=self.first_call_s)  # fmt: skip
+
+
+def _steady(before: float, call: float) -> bool:
+    """Whether ``call`` is within ``STEADY`` of the call ``before`` it."""
+    return call <= STEADY * before and before <= STEADY * call
 
 
 def interleave(watches: Sequence[Stopwatch], repeats: int) -> None:
@@ -274,19 +321,22 @@ def measure(
     deadline: float | None = None,
     warmups: int = 1,
 ) -> tuple[Timing, Any]:
-    """``time_call`` that also returns the warm-up call's result.
+    """``time_call`` that also returns the last warm-up call's result.
 
-    ``deadline`` (a ``time.perf_counter()`` value) bounds the whole
-    measurement: when one more call would end past it after the warm-up, the
-    last warm-up call is the measurement (``loops = repeats = 1``, flagged
-    unstable); otherwise repeats stop before one would end past it (at least
-    one is kept). ``warmups`` > 1 is for callables whose first call does
-    one-off work (eager JAX compiles each operation at a new shape).
+    ``deadline`` (a ``time.perf_counter()`` value) bounds the measurement
+    after its first two calls: the first call (kept apart) and one warm call
+    are always made, since a first call alone says nothing of a steady one.
+    When one more call would end past the deadline after the warm-up, the last
+    warm call is the measurement (``loops = repeats = 1``, flagged unstable);
+    otherwise repeats stop before one would end past it (at least one is
+    kept). ``warmups`` sets the fewest warm-up calls, the first included
+    (warm-up goes on anyway until a call is steady).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     budget = None if deadline is None else deadline - time.perf_counter()
-    watch = Stopwatch(fn, args, target_s=target_s, warmups=warmups, budget_s=budget)
+    watch = Stopwatch(fn, args, target_s=target_s, warmups=warmups, budget_s=budget,
+                      charge_first=True)  # fmt: skip
     watch.start()
     interleave([watch], repeats)
     if watch.error is not None:
@@ -306,8 +356,9 @@ def time_call(
 ) -> Timing:
     """Time ``fn(*args)`` honestly; works on any Python callable.
 
-    One warm-up call (not counted, reported as ``first_call_s``); then
-    ``timeit.Timer.autorange`` picks the loop count so that one repeat lasts
+    The first call is kept apart (not counted, reported as ``first_call_s``);
+    warm-up calls follow until one is within ``STEADY`` of the one before it;
+    then ``timeit.Timer.autorange`` picks the loop count so that one repeat lasts
     about ``target_s``; then ``repeats`` repeats (autorange's last trial is the
     first of them). JAX results are waited for with ``block_until_ready``.
 
@@ -319,7 +370,8 @@ def time_call(
         compile_s: compile time measured elsewhere, copied into the ``Timing``.
         deadline: a ``time.perf_counter()`` value the measurement must not
             run past (see ``measure``).
-        warmups: uncounted calls before timing (the first is ``first_call_s``).
+        warmups: the fewest uncounted calls before timing (the first is
+            ``first_call_s``); more are made until a call is steady.
 
     Returns:
         A ``Timing``; per-call seconds ``min_s``, ``median_s``, ``iqr_s``.
