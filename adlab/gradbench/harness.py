@@ -272,3 +272,36 @@ def _relay(evaluator: subprocess.Popen, tool: subprocess.Popen, transcript: Tran
 
 class _Stop(Exception):
     """The relay cannot go on (bad JSON); the reason is the session's problem."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m adlab.gradbench.harness EVAL --tool CMD [--log FILE] [-- EVAL ARGS]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m adlab.gradbench.harness",
+        description="Run one of GradBench's evals against a tool; print the eval's verdicts.",
+    )
+    parser.add_argument("eval", help="the eval: hello, llsq, lse, gmm, ode, det, kmeans...")
+    parser.add_argument("--tool", required=True,
+                        help="its command: 'python -m adlab gradbench --mode reverse'")  # fmt: skip
+    parser.add_argument("--gradbench", default=os.environ.get("GRADBENCH_DIR", "."),
+                        help="the GradBench checkout (default $GRADBENCH_DIR, else .)")  # fmt: skip
+    parser.add_argument("--log", help="write the transcript here (JSON lines)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds for the session")
+    parser.epilog = "After --, the eval's own arguments: -- -n 16 32 --min-runs 1"
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, eval_args = parser.parse_args(argv[:cut]), argv[cut + 1 :]
+    transcript = run_eval(args.eval, args.tool, args.gradbench, args.log,
+                          eval_args=eval_args, timeout_s=args.timeout)  # fmt: skip
+    summary = transcript.summary()
+    print(f"{args.eval}: {summary}")
+    for o in summary.outcomes:
+        if o.error or o.valid is False:
+            print(f"  [{o.id}] {o.function} {o.description or ''}: {o.error}", file=sys.stderr)
+    return 0 if summary.ok else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -45,7 +45,7 @@ def error_text(exc: BaseException) -> str:
     """An error as the eval's log shows it: adlab's own message for what a user can
     cause (it names the line and what to do), the traceback for anything else."""
     if isinstance(exc, (ModelError, SizeError, ValueError, TypeError, KeyError)):
-        return "".join(traceback.format_exception_only(exc)).strip()
+        return f"{type(exc).__name__}: {exc}"
     return "".join(traceback.format_exception(exc)).strip()
 
 
