@@ -143,7 +143,7 @@ def rows_from(entries: Sequence[dict], eval_name: str, tool: str) -> list[Row]:
         p, d = (by_fn.get(f) for f in PAIRS[eval_name])
         ps, ds = (_evaluate_s(o.timings) if o else [] for o in (p, d))
         other = [t["nanoseconds"] for t in (d.timings if d else []) if t.get("name") != "evaluate"]
-        verdict = _verdict([o for o in (p, d) if o]) if d else "no derivative asked"
+        verdict = _verdict([o for o in (p, d) if o]) if d else "no derivative answered"
         rows.append(Row(
             eval_name, tool, verdict, size,
             primal_s=statistics.median(ps) if ps else None,
