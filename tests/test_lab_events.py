@@ -11,7 +11,7 @@ import pytest
 from _lab_helpers import FAST, measured, series_points
 
 import adlab
-from adlab.lab.runner import variant
+from adlab.lab.modes import variant
 
 
 @pytest.fixture(autouse=True)

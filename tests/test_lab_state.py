@@ -13,7 +13,8 @@ import time
 
 from _lab_helpers import FAST
 
-from adlab.lab.runner import log_sizes, variant
+from adlab.lab.modes import variant
+from adlab.lab.runner import log_sizes
 from adlab.lab.state import LabState
 from adlab.measure.series import parse_variant
 

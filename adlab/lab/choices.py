@@ -1,9 +1,14 @@
-"""The Lab's choice widgets: a checkbox per mode and per framework, and the jit choice.
+"""The Lab's choice widgets: a checkbox per mode, composition and framework; jit; sparse.
 
 A framework that is not installed is a greyed-out checkbox whose label and
-tooltip give its pip command. Whether it is installed is asked of
-``importlib.util.find_spec`` (``adlab.engine.backends.installed``), which
-imports nothing: on Binder's 2 GB a framework is loaded only when a run uses it.
+tooltip give its pip command. So is a mode none of the ticked frameworks runs
+(second order on NumPy alone), a composition no ticked mode takes, and the
+sparse choice where no ticked framework has one: the label says what to tick,
+the tooltip why (``modes``'s refusals, updated as the ticks change).
+
+Whether a framework is installed is asked of ``importlib.util.find_spec``
+(``adlab.engine.backends.installed``), which imports nothing: on Binder's 2 GB a
+framework is loaded only when a run uses it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,14 @@ import ipywidgets as w
 import traitlets
 
 from ..engine.backends import KNOWN, installed, pip_command
+from .modes import (
+    COMPOSITION_CHOICES,
+    SPARSE_CHOICES,
+    Refusal,
+    composition_refusal,
+    mode_refusal,
+    sparse_refusal,
+)
 from .traits import FRAMEWORK_CHOICES, MODE_CHOICES, LabTraits
 
 _MODE_TEXT = {
@@ -21,6 +34,8 @@ _MODE_TEXT = {
     "reverse": "reverse",
     "numeric": "numeric",
     "complex-step": "complex step",
+    "hessian": "Hessian",
+    "hvp": "HVP",
 }
 _MODE_TIPS = {
     "forward": "forward-mode AD (jax.jacfwd, torch.func.jacfwd, ForwardAccumulator): "
@@ -29,7 +44,26 @@ _MODE_TIPS = {
     "one pass per output",
     "numeric": "finite differences, with the scheme below, evaluated in the framework",
     "complex-step": "complex step (Squire & Trapp 1998): no cancellation error",
+    "hessian": "the full Hessian, in each ticked composition (n HVPs; jax.hessian is "
+    "forward-over-reverse)",
+    "hvp": "the Hessian times a vector v, in each ticked composition: a small constant "
+    "times f (Pearlmutter 1994)",
 }
+_COMPOSITION_TIPS = {
+    "forward-over-reverse": "the JVP of the reverse gradient (jax.hessian): one pass per HVP",
+    "reverse-over-forward": "the VJP of a JVP of f",
+    "reverse-over-reverse": "the VJP of the reverse gradient",
+    "forward-over-forward": "the JVP of the forward gradient: n JVPs of f per HVP",
+    "numeric": "central differences of the reverse gradient (not of f)",
+    "complex-step": "complex step of the reverse gradient, for an analytic f: the full "
+    "Hessian only (no HVP, no sparse Hessian)",
+}
+_SPARSE_TIPS = (
+    "forward, reverse and Hessian as usual, one pass per input (output)",
+    "forward, reverse and Hessian from their sparsity pattern, read from the program and "
+    "colored: one pass per color (JAX)",
+    "each of forward, reverse and Hessian both ways: dense beside sparse",
+)
 _FRAMEWORK_TIPS = {
     "jax": "JAX: traced, compiled by XLA (jax.jit)",
     "numpy": "plain NumPy: no AD, so finite differences and complex step only; "
@@ -60,6 +94,51 @@ def mode_boxes(state: LabTraits) -> dict[str, w.Checkbox]:
         )  # fmt: skip
         for m in MODE_CHOICES
     }
+
+
+def composition_boxes(state: LabTraits) -> dict[str, w.Checkbox]:
+    """A checkbox per composition of Hessian and HVP, ticked as ``state.compositions``."""
+    return {c: w.Checkbox(value=c in state.compositions, description=c, indent=False,
+                          tooltip=_COMPOSITION_TIPS[c], layout=w.Layout(width="auto"))
+            for c in COMPOSITION_CHOICES}  # fmt: skip
+
+
+def sparse_buttons(state: LabTraits) -> w.ToggleButtons:
+    """The sparse choice (dense, sparse, both), linked to ``state.sparse``."""
+    buttons = w.ToggleButtons(options=list(SPARSE_CHOICES), value=state.sparse,
+                              tooltips=list(_SPARSE_TIPS),
+                              style={"button_width": "72px"})  # fmt: skip
+    traitlets.link((buttons, "value"), (state, "sparse"))
+    return buttons
+
+
+def show_refusal(box: w.Checkbox | w.ToggleButtons, text: str | None, tip: str | list,
+                 refusal: Refusal | None) -> None:  # fmt: skip
+    """Grey ``box`` out with ``refusal``'s hint in its label and its reason as its tooltip,
+    or give it back its own ``text`` and ``tip`` (None: a box without a label)."""
+    box.disabled = refusal is not None
+    if text is not None:
+        box.description = text if refusal is None else f"{text} ({refusal.hint})"
+    if isinstance(box, w.ToggleButtons):
+        box.tooltips = tip if refusal is None else [refusal.why] * len(box.options)
+    else:
+        box.tooltip = tip if refusal is None else refusal.why
+
+
+def watch_refusals(state: LabTraits, modes: dict[str, w.Checkbox],
+                   compositions: dict[str, w.Checkbox],
+                   sparse: w.ToggleButtons) -> None:  # fmt: skip
+    """Keep the greying-out of ``modes``, ``compositions`` and ``sparse`` up to the ticks."""
+
+    def update(_change: dict | None = None) -> None:
+        for m, box in modes.items():
+            show_refusal(box, _MODE_TEXT[m], _MODE_TIPS[m], mode_refusal(m, state.frameworks))
+        for c, box in compositions.items():
+            show_refusal(box, c, _COMPOSITION_TIPS[c], composition_refusal(c, state.modes))
+        show_refusal(sparse, None, list(_SPARSE_TIPS), sparse_refusal(state.frameworks))
+
+    state.observe(update, ["frameworks", "modes"])
+    update()
 
 
 def framework_box(name: str, ticked: bool) -> w.Checkbox:

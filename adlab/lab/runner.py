@@ -3,7 +3,8 @@
 A ``Job`` is a snapshot of the Lab's settings. ``run_job`` measures it on the
 worker thread and reports by events, ``emit(kind, payload)``: "total",
 "record", "status", "note" (the machine's noise; after the sweep, the
-advisor's verdict at the slider's n), "step", then "done" or "failed". It checks
+advisor's verdict at the slider's n, per derivative, and a sparse series'
+colors), "pattern" (a sparse kind's pattern), "step", then "done" or "failed". It checks
 ``superseded()`` before each measurement, so a newer run (or Stop) ends it
 there. It never touches a trait: the Lab applies the events on its UI side.
 """
@@ -21,9 +22,9 @@ from ..accuracy.steps import STEP_SCHEMES, step_errors
 from ..engine.model import Model
 from ..measure import bench
 from ..measure.advisor import advice_from
-from ..measure.findings import Crossover, tied_pairs
+from ..measure.findings import Crossover, computes, tied_pairs
 from ..measure.floor import noisy
-from ..measure.series import Series
+from .patterns import SparsityShown, colors_notes, patterns
 from .plan import plan
 
 
@@ -48,13 +49,6 @@ def log_sizes(n: int, fixed: Sequence[int] | None = None) -> list[int]:
     return [*out, n]
 
 
-def variant(mode: str, scheme: str, framework: str = "jax") -> str:
-    """The bench variant (and series label) of a mode on a framework, spelled by ``Series``
-    ("reverse", "numeric[central](numpy)", "reverse(torch)")."""
-    return Series(mode, scheme if mode == "numeric" else None,
-                  backend=framework).spelled({"backend": "jax"})  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Job:
     """One run, as the worker sees it: a snapshot of the settings."""
@@ -71,6 +65,7 @@ class Job:
     options: dict[str, Any] = field(default_factory=dict)
     steps: bool = True
     delay: float = 0.0
+    pattern_n: int = 0  # the n of a sparse series' pattern
 
 
 @dataclass
@@ -79,6 +74,7 @@ class Batch:
 
     records: list[Record] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
+    patterns: list[SparsityShown] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     total: int | None = None
     status: str | None = None
@@ -95,6 +91,8 @@ def batch(events: Iterable[tuple[int, str, Any]], generation: int) -> Batch:
             out.records.append(payload)
         elif kind == "step":
             out.steps.append(payload)
+        elif kind == "pattern":
+            out.patterns.append(payload)
         elif kind == "note":
             out.notes.append(payload)
         elif kind in ("total", "status"):
@@ -145,8 +143,20 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
                     return
         finally:
             sweep.close()
-        # the advisor's verdict at the slider's n, from the records just measured
-        emit("note", advice_from(sweep.records, job.n, job.model.name).describe())
+        # the advisor's verdict at the slider's n, from the records just measured: one per
+        # derivative computed (a gradient is not an alternative to a Hessian)
+        groups: dict[str, list[Record]] = {}
+        for r in sweep.records:
+            groups.setdefault(computes(r), []).append(r)
+        primals = groups.pop("primal", [])
+        for group in groups.values():
+            emit("note", advice_from([*primals, *group], job.n, job.model.name).describe())
+        for note in colors_notes(sweep.records):
+            emit("note", note)
+        for shown in patterns(job.model, chosen.variants, job.pattern_n, job.precision):
+            if superseded():
+                return
+            emit("pattern", shown)
         if job.steps and not _steps(job, emit, superseded):
             return
         emit("done", None)

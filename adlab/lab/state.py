@@ -2,7 +2,9 @@
 
 This is the jupyter-widgets tutorial's separation of concerns: everything the
 Lab *does* lives here and can be driven and tested without a browser or a
-widget; ``view.py`` only links widgets to these traits (``traits.py``).
+widget; ``view.py`` only links widgets to these traits (``traits.py``). The
+model being edited is ``editing.py``'s part of it; which variants the ticks make
+is ``modes.py``'s.
 
 Threading. All JAX work (``bench``, ``step_errors``: ``runner.run_job``) runs
 on one worker thread shared by every Lab in the process (``worker.py``). The
@@ -30,14 +32,25 @@ from typing import Any
 from traitlets import observe
 
 from .._vocab import ModelError
-from ..catalog import list_models, source_of
+from ..catalog import list_models
 from ..engine.model import Model
 from ..measure.findings import crossovers
 from ..report import to_csv, to_json
+from .editing import ModelEditing
 from .edits import Edits
-from .runner import DrainError, Job, batch, done_text, log_sizes, run_job, variant
-from .sources import compile_model, resolve
-from .traits import DEFAULT_FRAMEWORKS, DEFAULT_N, FRAMEWORK_CHOICES, MODE_CHOICES, N_MAX, LabTraits
+from .modes import variants
+from .patterns import PATTERN_N_MAX
+from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
+from .sources import resolve
+from .traits import (
+    DEFAULT_COMPOSITIONS,
+    DEFAULT_FRAMEWORKS,
+    DEFAULT_MODES,
+    DEFAULT_N,
+    FRAMEWORK_CHOICES,
+    MODE_CHOICES,
+    N_MAX,
+)
 from .worker import worker
 
 __all__ = ["DEBOUNCE_S", "FRAMEWORK_CHOICES", "MODE_CHOICES", "STEPS_N_MAX", "LabState"]
@@ -50,7 +63,7 @@ DEBOUNCE_S = 0.3
 STEPS_N_MAX = 1000
 
 
-class LabState(LabTraits):
+class LabState(ModelEditing):
     """Everything the Lab knows and does; widgets only link to its traits.
 
     Args:
@@ -58,10 +71,14 @@ class LabState(LabTraits):
             or a path to a model file.
         sizes: fixed sizes for the sweep (those up to ``n`` are used); default:
             log-spaced up to ``n``.
-        modes: which of ``MODE_CHOICES`` to measure; default all.
+        modes: which of ``MODE_CHOICES`` to measure; default the first-order ones.
         frameworks: which of ``FRAMEWORK_CHOICES`` to run each mode on; default
             ``DEFAULT_FRAMEWORKS`` (JAX, and NumPy's differences as the baseline).
         n: the largest size, and the size of the step-size curves.
+        compositions: how Hessian and HVP nest their modes (``COMPOSITION_CHOICES``);
+            default forward-over-reverse.
+        sparse: "dense", "sparse" (forward, reverse and Hessian from their sparsity
+            pattern) or "both".
         post: runs a callable on the UI thread (the kernel's IO loop); None:
             at once, under ``lock``.
         edits: where edits are saved; default ``.adlab/`` in the working directory.
@@ -78,6 +95,8 @@ class LabState(LabTraits):
         frameworks: Iterable[str] | None = None,
         *,
         n: int | None = None,
+        compositions: Iterable[str] | None = None,
+        sparse: str = "dense",
         post: Callable[[Callable[[], None]], None] | None = None,
         edits: Edits | str | Path | None = None,
         steps: bool = True,
@@ -105,94 +124,15 @@ class LabState(LabTraits):
         if self.fixed_sizes:
             self.n_max = max(N_MAX, *self.fixed_sizes)
         self.n = n if n is not None else (max(self.fixed_sizes) if self.fixed_sizes else DEFAULT_N)
-        self.modes = list(MODE_CHOICES if modes is None else modes)
+        self.modes = list(DEFAULT_MODES if modes is None else modes)
+        self.compositions = list(DEFAULT_COMPOSITIONS if compositions is None else compositions)
+        self.sparse = sparse
         self.frameworks = list(DEFAULT_FRAMEWORKS if frameworks is None else frameworks)
         name, original = resolve(model)
         self._originals[name] = original
         self.model_names = [*list_models(), *([name] if name not in list_models() else [])]
         self._select(name)
         self._quiet = False
-
-    # ------------------------------------------------------------- models
-    def original(self, name: str | None = None) -> str:
-        """The source a model started from (the catalog's, or the one given)."""
-        name = name or self.model_name
-        if name not in self._originals:
-            self._originals[name] = source_of(name)
-        return self._originals[name]
-
-    def _select(self, name: str) -> None:
-        """Load model ``name`` into the editor: its saved edit if there is one."""
-        original = self.original(name)
-        saved = self.edits.load(name)
-        restored = saved is not None and saved != original
-        with self.lock:
-            self.model_name = name
-            self._set_source(saved if restored else original)
-            if restored:
-                where = self.edits.path(name)
-                self.status = (
-                    f"Restored your edit of {name} from {where.parent.name}/{where.name} "
-                    "(Reset to go back to the original)."
-                )
-                if self.error is not None:  # a broken saved edit: run the original meanwhile
-                    try:
-                        self.model = compile_model(original, name)
-                    except Exception:  # noqa: BLE001 - the edit's own error is what to show
-                        return
-                    self.status += " It does not run yet, so the original model runs meanwhile."
-            elif self.error is None:
-                self.status = f"Model {name}: press Run to measure."
-
-    @observe("model_name")
-    def _model_name_changed(self, change: dict) -> None:
-        if self._quiet or change["new"] == change["old"]:
-            return
-        self._select(change["new"])
-
-    def set_source(self, text: str) -> None:
-        """Replace the model source, as if typed into the editor."""
-        self.source = text
-
-    def reset_source(self) -> None:
-        """Go back to the original source and forget the saved edit."""
-        with self.lock:
-            self.edits.drop(self.model_name)
-            self.source = self.original()
-            self.status = f"Back to the original {self.model_name}."
-
-    @observe("source")
-    def _source_changed(self, change: dict) -> None:
-        if self._quiet:
-            return
-        with self.lock:
-            note = ""
-            try:
-                self.edits.save(self.model_name, change["new"], self.original())
-            except OSError as exc:
-                note = f" (Your edit could not be saved: {exc})"
-            self._set_source(change["new"], note)
-
-    def _set_source(self, text: str, note: str = "") -> None:
-        """Compile ``text``; on success it becomes the model, else the error is shown."""
-        if self.source != text:
-            quiet, self._quiet = self._quiet, True
-            try:
-                self.source = text
-            finally:
-                self._quiet = quiet
-        try:
-            model = compile_model(text, self.model_name)
-        except Exception as exc:  # ModelError mostly; anything else is shown too
-            self.error = exc
-            where = f"line {exc.lineno}" if getattr(exc, "lineno", None) else "the model"
-            kept = " The last good model still runs." if self.model is not None else ""
-            self.status = f"Error in {where}.{kept}{note}"
-            return
-        self.error = None
-        self.model = model
-        if not self._quiet and not self.running:
-            self.status = "Model updated: press Run to measure it." + note
 
     # ----------------------------------------------------------- settings
     @property
@@ -202,10 +142,13 @@ class LabState(LabTraits):
 
     @property
     def variants(self) -> list[str]:
-        """The bench variants (= series labels): each selected mode on each framework."""
-        return [variant(m, self.scheme, f) for f in self.frameworks for m in self.modes]
+        """The bench variants (= series labels): each selected mode on each framework
+        (a second-order one in each composition; see ``modes.variants``)."""
+        return variants(self.modes, self.frameworks, self.scheme, self.compositions,
+                        self.sparse)  # fmt: skip
 
-    @observe("n", "modes", "frameworks", "scheme", "jit", "precision", "model")
+    @observe("n", "modes", "compositions", "sparse", "frameworks", "scheme", "jit", "precision",
+             "model")  # fmt: skip
     def _settings_changed(self, change: dict) -> None:
         if self._quiet or change["new"] == change["old"]:
             return
@@ -279,6 +222,7 @@ class LabState(LabTraits):
             options=dict(self.options),
             steps=self.with_steps,
             delay=delay,
+            pattern_n=min(self.n, PATTERN_N_MAX),
         )
         self._total = 0
         self._notes = []
@@ -287,6 +231,7 @@ class LabState(LabTraits):
         self.results = []
         self.steps = []
         self.crossovers = []
+        self.patterns = []
         self.steps_n = job.steps_n
         self.run_id = self._generation
         self.progress = 0.0
@@ -347,6 +292,8 @@ class LabState(LabTraits):
                 self.status = f"Measured {last.label} at n = {last.n} ({done} of {self._total})."
             if got.steps:
                 self.steps = [*self.steps, *got.steps]
+            if got.patterns:
+                self.patterns = [*self.patterns, *got.patterns]
             self._notes.extend(got.notes)
             if got.end is not None:
                 self._finish(*got.end)

@@ -23,9 +23,14 @@ from traitlets import (
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES, ModelError
 from ..engine.model import Model
+from .modes import COMPOSITION_CHOICES, FIRST_ORDER, SECOND_ORDER, SPARSE_CHOICES
 
-#: the mode checkboxes
-MODE_CHOICES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
+#: the mode checkboxes: first order, then second order (Hessian, HVP)
+MODE_CHOICES: tuple[str, ...] = (*FIRST_ORDER, *SECOND_ORDER)
+#: a Lab measures the first-order modes unless told otherwise
+DEFAULT_MODES: tuple[str, ...] = FIRST_ORDER
+#: jax.hessian's composition, the cheapest HVP (Pearlmutter 1994)
+DEFAULT_COMPOSITIONS: tuple[str, ...] = ("forward-over-reverse",)
 #: the framework checkboxes: each ticked mode runs on each ticked framework
 FRAMEWORK_CHOICES: tuple[str, ...] = BACKENDS
 #: JAX, and plain NumPy's finite differences as the framework-free baseline
@@ -46,6 +51,10 @@ class LabTraits(HasTraits):
     n = Int(DEFAULT_N)
     n_max = Int(N_MAX)
     modes = List(Unicode())
+    compositions = List(Unicode(), help="the ticked compositions of Hessian and HVP")
+    sparse = Enum(SPARSE_CHOICES, default_value="dense",
+                  help="forward, reverse and Hessian: dense, from their sparsity pattern, "
+                  "or both ways")  # fmt: skip
     frameworks = List(Unicode())
     scheme = Enum(SCHEMES, default_value="central")
     jit = Bool(
@@ -63,6 +72,7 @@ class LabTraits(HasTraits):
     crossovers = List(help="Crossover: where one series overtakes another")
     run_id = Int(0, help="changes when a new run replaces the results")
     steps_n = Int(0, help="the n of the current step-size curves")
+    patterns = List(help="SparsityShown: the pattern and coloring of each sparse series")
 
     @validate("n")
     def _valid_n(self, proposal: dict) -> int:
@@ -80,6 +90,16 @@ class LabTraits(HasTraits):
         if unknown:
             raise TraitError(f"unknown mode(s) {unknown}; choose from {list(MODE_CHOICES)}")
         return [m for m in MODE_CHOICES if m in modes]  # one order, no repeats
+
+    @validate("compositions")
+    def _valid_compositions(self, proposal: dict) -> list[str]:
+        chosen = list(proposal["value"])
+        unknown = [c for c in chosen if c not in COMPOSITION_CHOICES]
+        if unknown:
+            raise TraitError(
+                f"unknown composition(s) {unknown}; choose from {list(COMPOSITION_CHOICES)}"
+            )
+        return [c for c in COMPOSITION_CHOICES if c in chosen]  # one order, no repeats
 
     @validate("frameworks")
     def _valid_frameworks(self, proposal: dict) -> list[str]:

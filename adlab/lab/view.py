@@ -19,9 +19,19 @@ import traitlets
 from ..engine.model import Model
 from ..plots import LabPlots
 from ..plots._bokehjs import publish_bokehjs
-from .choices import framework_boxes, jit_buttons, link_boxes, mode_boxes, row
+from .choices import (
+    composition_boxes,
+    framework_boxes,
+    jit_buttons,
+    link_boxes,
+    mode_boxes,
+    row,
+    sparse_buttons,
+    watch_refusals,
+)
 from .editor import CodeEditor
 from .liveplot import LivePlot
+from .modes import FIRST_ORDER, SECOND_ORDER
 from .state import LabState
 
 _STYLE = """<style>
@@ -48,15 +58,18 @@ class Lab(w.VBox):
         model: a catalog name (see ``adlab.list_models()``), model source, or a Model.
         sizes: fixed sizes to sweep (those up to the slider's n); default:
             log-spaced up to n.
-        modes: which of "forward", "reverse", "numeric", "complex-step" to
-            measure; default all.
+        modes: which of "forward", "reverse", "numeric", "complex-step" and the
+            second-order "hessian" and "hvp" to measure; default the first four.
         frameworks: which of "jax", "numpy", "torch", "tensorflow", "autograd"
             to run each mode on (``mode(framework)``); default JAX and the NumPy
             baseline. A mode a framework cannot do is not run, and the status says why.
-        **options: ``n`` (the slider's start), ``steps`` (draw the step-size
-            curves, default True), ``steps_n_max`` (their largest n, default
-            1000), ``edits`` (folder for saved edits), and options of
-            ``adlab.bench`` such as ``budget_s`` and ``repeats``.
+        **options: ``n`` (the slider's start), ``compositions`` (how Hessian and
+            HVP nest their modes; default forward-over-reverse), ``sparse``
+            ("dense", "sparse" or "both": forward, reverse and Hessian from their
+            sparsity pattern, whose picture and colors are shown), ``steps``
+            (draw the step-size curves, default True), ``steps_n_max`` (their
+            largest n, default 1000), ``edits`` (folder for saved edits), and
+            options of ``adlab.bench`` such as ``budget_s`` and ``repeats``.
 
     The logic lives in ``lab.state`` (a ``LabState``); the attributes and
     methods below delegate to it. The widgets are attributes too
@@ -78,6 +91,7 @@ class Lab(w.VBox):
         self._shown_run = -1
         self._shown_count = 0
         self._shown_steps = 0
+        self._shown_patterns = 0
         self._build_widgets()
         super().__init__(children=self._layout(), layout=w.Layout(width="100%"))
         self._link()
@@ -106,6 +120,8 @@ class Lab(w.VBox):
         )  # fmt: skip
         self.mode_checkboxes = mode_boxes(s)
         self.framework_checkboxes = framework_boxes(s)
+        self.composition_checkboxes = composition_boxes(s)
+        self.sparse_toggle = sparse_buttons(s)
         self.scheme_dropdown = w.Dropdown(
             options=list(type(s).scheme.values), value=s.scheme, description="scheme",
             layout=w.Layout(width="220px"),
@@ -142,7 +158,11 @@ class Lab(w.VBox):
                 w.HBox([self.model_dropdown, self.reset_button]),
                 self.n_slider,
                 w.HTML("<b>Modes</b>"),
-                row(self.mode_checkboxes.values()),
+                row([self.mode_checkboxes[m] for m in FIRST_ORDER]),
+                w.HTML("<b>Second order</b>, in each ticked composition"),
+                row([self.mode_checkboxes[m] for m in SECOND_ORDER]),
+                row(self.composition_checkboxes.values()),
+                w.HBox([w.HTML("<b>Sparse</b>&nbsp;"), self.sparse_toggle]),
                 w.HTML("<b>Frameworks</b>"),
                 row(self.framework_checkboxes.values()),
                 self.scheme_dropdown,
@@ -175,11 +195,13 @@ class Lab(w.VBox):
         traitlets.dlink((s, "running"), (self.stop_button, "disabled"), lambda r: not r)
         link_boxes(self.mode_checkboxes, s, "modes")
         link_boxes(self.framework_checkboxes, s, "frameworks")
+        link_boxes(self.composition_checkboxes, s, "compositions")
+        watch_refusals(s, self.mode_checkboxes, self.composition_checkboxes, self.sparse_toggle)
         self.run_button.on_click(lambda _: s.run())
         self.stop_button.on_click(lambda _: s.stop())
         self.reset_button.on_click(lambda _: s.reset_source())
         self.export_button.on_click(self._export_clicked)
-        s.observe(self._results_changed, ["run_id", "results", "steps", "steps_n"])
+        s.observe(self._results_changed, ["run_id", "results", "steps", "steps_n", "patterns"])
         s.observe(self._compile_shown, "show_compile")
 
     def _export_clicked(self, _button: w.Button) -> None:
@@ -203,13 +225,18 @@ class Lab(w.VBox):
         if s.run_id != self._shown_run:
             self.plots.clear_records()
             self.plots.clear_steps(s.steps_n or None, s.precision if s.steps_n else None)
+            self.plots.clear_patterns()
             self._shown_run, self._shown_count, self._shown_steps = s.run_id, 0, 0
+            self._shown_patterns = 0
         if len(s.results) > self._shown_count:
             self.plots.add_records(s.results[self._shown_count :])
             self._shown_count = len(s.results)
         if len(s.steps) > self._shown_steps:
             self.plots.add_steps(s.steps[self._shown_steps :])
             self._shown_steps = len(s.steps)
+        for shown in s.patterns[self._shown_patterns :]:  # a sparse kind's pattern, colored
+            self.plots.show_pattern(shown.kind, shown.pattern, shown.coloring, shown.title())
+        self._shown_patterns = len(s.patterns)
 
     def _compile_shown(self, change: dict) -> None:
         with self.state.lock:
@@ -308,7 +335,11 @@ def _delegate(name: str, doc: str) -> property:
 
 for _name, _doc in {
     "n": "The largest size of the sweep, and the n of the step-size curves.",
-    "modes": "The modes to measure: any of forward, reverse, numeric, complex-step.",
+    "modes": "The modes to measure: any of forward, reverse, numeric, complex-step, hessian, hvp.",
+    "compositions": "How hessian and hvp nest two modes: any of forward-over-reverse, "
+    "reverse-over-forward, reverse-over-reverse, forward-over-forward, numeric, complex-step.",
+    "sparse": '"dense", "sparse" (forward, reverse and Hessian from their sparsity pattern, '
+    'on JAX) or "both".',
     "frameworks": "The frameworks to run them on: any of jax, numpy, torch, tensorflow, autograd.",
     "scheme": "The finite-difference scheme of numeric.",
     "jit": "None: each framework as its users run it (JAX jitted, the others eager); "

@@ -49,9 +49,10 @@ def _series(label: str) -> Series | None:
 
 
 def mode_color(label: str) -> str | None:
-    """The color of a plain variant's mode, else None."""
+    """The color of a plain variant's mode, else None (a sparse one is drawn beside its
+    dense mode, on the same framework: it takes a color of its own)."""
     v = _series(label)
-    return None if v is None else _MODE_COLORS.get(v.mode)
+    return None if v is None or v.sparse else _MODE_COLORS.get(v.mode)
 
 
 def framework_of(label: str) -> str:

@@ -11,7 +11,10 @@ without being redrawn:
 2. the ratio of each series to the primal against n;
 3. the error of each series against n;
 4. the error against the step size at one n, per scheme (the V-curves;
-   complex step's flat tail below ``MIN_STEP_DRAWN`` is not drawn).
+   complex step's flat tail below ``MIN_STEP_DRAWN`` is not drawn);
+
+and, for a run with sparse series, the pattern of each sparse kind, colored
+(``sparsity.PatternPanel``), hidden otherwise.
 
 Every method here must run on one thread at a time: a Bokeh document is not
 thread-safe. The Lab calls them from the kernel's main thread only.
@@ -30,6 +33,7 @@ from bokeh.palettes import Category10_10
 from .._vocab import FRAME_S, Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES
 from ..measure.findings import crossovers, significant
+from ..measure.series import SPARSE_MODES
 from .axes import log_figure
 from .colors import STEP_COLORS, framework_look, series_color
 from .rows import (
@@ -42,6 +46,7 @@ from .rows import (
     step_row,
 )
 from .slots import Slot, frozen
+from .sparsity import PatternPanel
 from .table import record_table
 
 _TIME = "{0.000a}s"  # bokeh's numeral format: 1.234ms, 56.7us
@@ -74,6 +79,7 @@ class LabPlots:
         crossings: the crossovers between series in the current run.
         step_series: scheme -> the source of its error-vs-step points.
         step_defaults: the points at each scheme's default step.
+        patterns: sparse kind ("forward", "reverse", "hessian") -> its ``PatternPanel``.
     """
 
     #: derivative series and primals drawn at once (more are added when needed)
@@ -192,11 +198,15 @@ class LabPlots:
 
         self.table = record_table(self.records, width=2 * width)
         self.figures = {"time": t, "ratio": r, "error": e, "steps": s}
-        self.layout = column(row(t, r), row(e, s), self.table)
+        self.patterns = {kind: PatternPanel(f"pattern:{kind}") for kind in SPARSE_MODES}
+        shapes = row(*(p.figure for p in self.patterns.values()))
+        self.layout = column(row(t, r), row(e, s), shapes, self.table)
 
     def _color(self, label: str) -> str:
-        if label not in self._colors:
-            self._colors[label] = series_color(label, len(self._colors))
+        if label not in self._colors:  # a mode's own color, else one no series has yet
+            taken = set(self._colors.values())
+            free = [i for i in range(10) if series_color("", i) not in taken]
+            self._colors[label] = series_color(label, free[0] if free else len(self._colors))
         return self._colors[label]
 
     def _new_series_slot(self) -> Slot:
@@ -358,3 +368,13 @@ class LabPlots:
             self._step_items[scheme].visible = True
         if defaults:
             self.step_defaults.stream(columns(defaults, STEP_COLUMNS))
+
+    # ------------------------------------------------------------ patterns
+    def show_pattern(self, kind: str, pattern: Any, coloring: Any, title: str) -> None:
+        """Draw the pattern of sparse ``kind``, colored by ``coloring``."""
+        self.patterns[kind].show(pattern, coloring, title)
+
+    def clear_patterns(self) -> None:
+        """Hide every pattern (a run without sparse series shows none)."""
+        for panel in self.patterns.values():
+            panel.clear()

@@ -25,7 +25,7 @@ RECORD_COLUMNS = (
     "label", "mode", "scheme", "backend", "precision", "jit", "n",
     "median_s", "iqr_s", "min_s", "compile_s", "primal_s", "ratio_to_primal", "floor_s",
     "ratio_text", "f_evals", "flops_ratio", "error", "error_norm", "error_plot", "unstable",
-    "skipped", "note",
+    "skipped", "note", "colors", "nnz",
 )  # fmt: skip
 STEP_COLUMNS = ("scheme", "n", "precision", "h", "error", "error_plot", "optimal_h", "is_default")
 
@@ -77,6 +77,8 @@ def record_row(r: Record) -> dict[str, Any]:
         "unstable": "unstable" if r.unstable else "",
         "skipped": r.skipped or "",
         "note": r.note or "",
+        "colors": number(r.colors),  # a sparse series: its passes, one per color ...
+        "nnz": number(r.nnz),  # ... and its pattern's nonzeros
     }
 
 

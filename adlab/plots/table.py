@@ -32,6 +32,8 @@ def _table_columns() -> list[TableColumn]:
         ("primal_s", "primal (s)", sci, 80),
         ("ratio_text", "ratio", None, 80),  # "8.6x", or "at the floor"
         ("f_evals", "f evals", whole, 60),
+        ("colors", "colors", whole, 55),  # a sparse series' passes
+        ("nnz", "nonzeros", whole, 70),
         ("error", "error", sci, 80),
         ("precision", "precision", None, 70),
         ("skipped", "skipped", None, 160),

@@ -1,0 +1,121 @@
+"""The Lab's modes as sweep variants, and which of them the ticked frameworks cannot run.
+
+Each ticked mode runs on each ticked framework. A second-order mode (Hessian,
+HVP) runs once per ticked composition ("forward-over-reverse", ...); the
+sparse choice runs the modes that have a sparse form (forward, reverse,
+Hessian) from their sparsity pattern instead of densely, or both ways, on the
+frameworks whose programs a pattern is read from (JAX); the others run them
+densely whatever the choice. The variants are spelled as a sweep spells them
+(``hessian[reverse-over-forward]``, ``forward(sparse)``), so they are the series'
+labels too.
+
+What the ticked frameworks cannot run at all is said here from what is known
+without importing a framework (a mode's registered ``backends``, sparse's
+``BACKENDS``): its checkbox is greyed out with the reason. A pair that fails
+only once the framework is loaded is left out at run time (``plan``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from ..engine.backends import KNOWN
+from ..engine.modes import get_rule
+from ..engine.modes.second_order import NAMES
+from ..engine.sparse import BACKENDS as SPARSE_BACKENDS
+from ..engine.sparse import sparse_refusal as engine_sparse_refusal
+from ..measure.series import SPARSE_MODES, Series
+
+#: the first-order modes a Lab measures by default
+FIRST_ORDER: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
+#: the second-order modes: each runs once per ticked composition
+SECOND_ORDER: tuple[str, ...] = ("hessian", "hvp")
+#: the compositions of a second-order mode, "outer-over-inner" (the engine's names)
+COMPOSITION_CHOICES: tuple[str, ...] = NAMES
+#: dense: as usual; sparse: forward, reverse and Hessian from their pattern; both: each way
+SPARSE_CHOICES: tuple[str, ...] = ("dense", "sparse", "both")
+
+
+def variants(modes: Sequence[str], frameworks: Sequence[str], scheme: str,
+             compositions: Sequence[str], sparse: str = "dense") -> list[str]:  # fmt: skip
+    """The bench variants (= series labels) of the Lab's choices, framework by framework."""
+    out = []
+    for framework in frameworks:
+        for mode in modes:
+            if mode in SECOND_ORDER:
+                brackets: Sequence[str | None] = compositions
+            else:
+                brackets = [scheme if mode == "numeric" else None]
+            ways = [False]
+            if mode in SPARSE_MODES and framework in SPARSE_BACKENDS and sparse != "dense":
+                ways = [True] if sparse == "sparse" else [False, True]
+            for bracket in brackets:
+                for way in ways:
+                    if _pairs(mode, bracket, way):
+                        out.append(variant(mode, bracket, framework, sparse=way))
+    return out
+
+
+def variant(mode: str, bracket: str | None = None, framework: str = "jax", *,
+            sparse: bool = False) -> str:  # fmt: skip
+    """The bench variant (and series label) of a mode on a framework, spelled by ``Series``
+    ("reverse", "numeric[central](numpy)", "hessian[forward-over-reverse]",
+    "forward(sparse)"); ``bracket``: numeric's scheme or a second-order composition,
+    ignored by the other modes."""
+    bracket = bracket if mode == "numeric" or mode in SECOND_ORDER else None
+    series = Series(mode, bracket, backend=framework, sparse=sparse or None)
+    return series.spelled({"backend": "jax"})
+
+
+def _pairs(mode: str, composition: str | None, sparse: bool) -> bool:
+    """Whether a composition goes with this mode: complex step gives no HVP, so neither an
+    HVP nor a sparse Hessian (taken in HVPs). Said on the composition's checkbox, so
+    such a pair is not offered; a framework's lacks are said when the run starts."""
+    if mode not in SECOND_ORDER:
+        return True
+    if composition not in get_rule(mode).schemes:
+        return False
+    return not (sparse and engine_sparse_refusal(mode, composition, "jax"))
+
+
+class Refusal(NamedTuple):
+    """Why a choice does nothing with the others as they are: ``hint`` in a few words for
+    its label ("tick JAX"), ``why`` in full for its tooltip."""
+
+    hint: str
+    why: str
+
+
+def mode_refusal(mode: str, frameworks: Iterable[str]) -> Refusal | None:
+    """Why none of ``frameworks`` can run ``mode``; None if one can, or if only a run can
+    tell (a framework's lack of a direction of AD is known once it is loaded)."""
+    what = {"hessian": "The Hessian", "hvp": "The Hessian-vector product"}.get(mode, mode)
+    return _refusal(get_rule(mode).backends, frameworks, what)
+
+
+def sparse_refusal(frameworks: Iterable[str]) -> Refusal | None:
+    """Why none of ``frameworks`` runs a sparse derivative; None if one does."""
+    return _refusal(SPARSE_BACKENDS, frameworks, "A sparse derivative (its pattern is read "
+                    "from a JAX program)")  # fmt: skip
+
+
+def composition_refusal(composition: str, modes: Iterable[str]) -> Refusal | None:
+    """Why ``composition`` does nothing with the ticked ``modes``; None if it does."""
+    second = set(modes) & set(SECOND_ORDER)
+    if not second:
+        return Refusal("tick Hessian or HVP", "A composition is how a second derivative "
+                       "nests two modes: tick Hessian or HVP to measure it")  # fmt: skip
+    if composition not in get_rule("hvp").schemes and second == {"hvp"}:
+        return Refusal("Hessian only", f"{composition} gives the full Hessian only, "
+                       "not a Hessian-vector product: tick Hessian to measure it")  # fmt: skip
+    return None
+
+
+def _refusal(only: Sequence[str] | None, frameworks: Iterable[str], what: str
+             ) -> Refusal | None:  # fmt: skip
+    if only is None or set(frameworks) & set(only):
+        return None
+    names = " and ".join(KNOWN[b].label for b in only)
+    return Refusal(f"tick {names}", f"{what} runs on {names} only yet: tick {names} to "
+                   "measure it")  # fmt: skip

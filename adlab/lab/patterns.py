@@ -1,0 +1,104 @@
+"""What a sparse run shows beside its times: each sparse kind's pattern, colored, and its colors.
+
+A sparse series (``forward(sparse)``, ``reverse(sparse)``,
+``hessian[...](sparse)``) takes one pass per color of its pattern, where the
+dense derivative takes one per input. The Lab draws the pattern at a small n
+(``PATTERN_N_MAX``: a bigger one is a grey smear at the figure's size; its
+structure is the same), and says the colors against the dense passes at the
+largest n measured. Both come from the engine's own ``prepare_sparse``, the
+path the timed series took, so they are the colors that were timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._vocab import Record
+from ..engine.coloring import Coloring
+from ..engine.model import Model
+from ..engine.sparse import prepare_sparse
+from ..measure.series import parse_variant
+
+#: the pattern is drawn at min(n, this): each nonzero a square of a 420-pixel figure
+PATTERN_N_MAX = 60
+#: what one pass of each sparse kind is, and what a color groups
+_PASSES = {"forward": ("JVPs", "columns"), "reverse": ("VJPs", "rows"),
+           "hessian": ("HVPs", "star-colored vertices")}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SparsityShown:
+    """One sparse kind's pattern at size ``n``, as the Lab shows it.
+
+    Attributes:
+        label: the first sparse series of this kind in the run.
+        kind: "forward", "reverse" or "hessian" (its own pattern and coloring).
+        n: the size the pattern was read at.
+        pattern: the boolean pattern, a ``scipy.sparse.csr_array``.
+        coloring: the ``Coloring`` whose ``count`` passes the sparse series takes.
+        nnz: the pattern's nonzeros.
+    """
+
+    label: str
+    kind: str
+    n: int
+    pattern: Any
+    coloring: Coloring
+    nnz: int
+
+    @property
+    def colors(self) -> int:
+        return self.coloring.count
+
+    def title(self) -> str:
+        """The figure's title: what is drawn, its colors, its nonzeros."""
+        what = "Hessian" if self.kind == "hessian" else f"Jacobian, {self.kind} mode"
+        grouped = _PASSES[self.kind][1]
+        colors = f"{self.colors} color{'s' if self.colors != 1 else ''}"
+        return f"{what} at n = {self.n}: {colors} of {grouped}, {self.nnz} nonzeros"
+
+
+def sparse_kinds(variants: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+    """kind -> (the first sparse variant of that kind, its composition), in order."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for spec in variants:
+        v = parse_variant(spec)
+        if v.sparse and v.mode not in out:
+            out[v.mode] = (spec, v.scheme)
+    return out
+
+
+def patterns(model: Model, variants: Sequence[str], n: int, precision: str
+             ) -> Iterator[SparsityShown]:  # fmt: skip
+    """The pattern of each sparse kind among ``variants`` at size ``n``.
+
+    A kind the model refuses (a Hessian of a vector f) is left out: its records
+    are skipped with the reason already.
+    """
+    args = model.setup(n)
+    for kind, (label, scheme) in sparse_kinds(variants).items():
+        composition = (scheme or "forward-over-reverse") if kind == "hessian" else None
+        try:
+            p = prepare_sparse(model, *args, kind=kind, composition=composition, jit=False,
+                               precision=precision)  # fmt: skip
+        except Exception:  # noqa: BLE001 - the records say why, on the user's line
+            continue
+        yield SparsityShown(label, kind, n, p.pattern, p.coloring, int(p.nnz))
+
+
+def colors_notes(records: Iterable[Record]) -> list[str]:
+    """For each sparse kind, its colors against the dense passes at the largest n measured."""
+    last: dict[str, Record] = {}
+    for r in records:
+        if r.colors is not None and not r.skipped and r.n >= last.get(r.mode, r).n:
+            last[r.mode] = r
+    out = []
+    for kind, r in last.items():
+        passes = _PASSES.get(kind, ("passes", ""))[0]
+        dense = "one per output" if kind == "reverse" else str(r.n)
+        colors = f"{r.colors} color{'s' if r.colors != 1 else ''}"
+        out.append(f"{r.label} at n = {r.n}: {colors} ({r.colors} {passes}) for {r.nnz} "
+                   f"nonzeros, where dense takes {dense}.")  # fmt: skip
+    return out
