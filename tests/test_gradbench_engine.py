@@ -181,3 +181,76 @@ def test_an_error_in_a_loop_body_names_the_users_line(backend):
         adlab.derivative(m, *m.setup(3), mode="numeric", backend=backend)
     assert info.value.lineno == lineno
     assert "sinn" in str(info.value)
+
+
+# ------------------------------------------------- forward and numeric in chunks
+LSE = '''"""Log-sum-exp shifted by its maximum. n: the length of x."""
+
+
+def setup(n, rng):
+    return (rng.random(n),)
+
+
+def f(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+'''
+
+
+def _softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def test_forward_mode_computes_a_40000_input_gradient_in_chunks(monkeypatch):
+    """All 40,000 tangents at once would hold 40,000 x 40,000 floats (12.8 GB); in chunks
+    of a 32 MiB budget they fit, and the gradient is reverse mode's."""
+    monkeypatch.setattr(adlab.engine.memory, "CHUNK_BUDGET", 32 << 20)
+    monkeypatch.setattr(adlab.engine.memory, "available_bytes", lambda: 4 << 30)
+    m = adlab.Model.from_source(LSE, "lse")
+    (x,) = m.setup(40_000)
+    p = adlab.prepare(m, x, mode="forward")
+    got = p(x)
+    assert error(got, adlab.derivative(m, x, mode="reverse")) <= 1e-13
+    assert error(got, _softmax(x)) <= 1e-12
+    assert p.f_evals == 40_000
+
+
+def test_chunks_give_jacfwd_columns_exactly(monkeypatch):
+    """A vector f, x a matrix, chunks of 3 columns (the last one padded): jax.jacfwd's."""
+    from adlab.engine.backends import _jax_forward
+    from adlab.engine.precision import precision_scope
+
+    def f(x, a):
+        return jax.numpy.tanh(x @ a).ravel() * jax.numpy.sum(x**2)
+
+    x, a = np.random.default_rng(1).normal(size=(2, 5)), np.ones((5, 3))
+    with precision_scope("float64"):
+        want = jax.jacfwd(f)(x, a)
+        # a column's estimate is COPIES x 10 floats (x is f's largest value): 3 fit
+        monkeypatch.setattr(adlab.engine.memory, "CHUNK_BUDGET", 3 * 8 * 10 * _jax_forward.COPIES)
+        got = _jax_forward.jacfwd(f, 0)(x, a)
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+
+
+def test_numeric_mode_at_40000_is_not_refused():
+    """Its batch is chunked on every backend, so only the work is checked: 2 n^2 at
+    n = 40,000 is within the limit, while 200,000 is refused as too long."""
+    m = adlab.Model.from_source(LSE, "lse")
+    for n, refused in ((40_000, False), (200_000, True)):
+        (x,) = m.setup(n)
+        try:
+            adlab.engine.memory.check_work(2 * n * n, 2 * n * n * 8.0, "a batch")
+        except adlab.SizeError as exc:
+            assert refused and "in chunks" in str(exc)
+        else:
+            assert not refused
+
+
+def test_a_result_too_large_is_still_refused_clearly(monkeypatch):
+    """The Jacobian itself (n x n) must fit: chunking the batch cannot help that."""
+    monkeypatch.setattr(adlab.engine.memory, "available_bytes", lambda: 1 << 30)
+    m = adlab.Model.from_source(LSE.replace("return m + np.log", "return x * np.log"), "wide")
+    (x,) = m.setup(20_000)  # a 20,000 x 20,000 Jacobian: 3.2 GB
+    with pytest.raises(adlab.SizeError, match=r"the derivative \(\(20000,\) x \(20000,\)\)"):
+        adlab.derivative(m, x, mode="forward")

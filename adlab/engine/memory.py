@@ -110,3 +110,33 @@ def largest_array(jaxpr) -> tuple[int, object]:
             if size > best:
                 best, which = size, v.aval
     return best, which
+
+
+#: bytes a chunked computation may hold per chunk; None: a share of available memory
+CHUNK_BUDGET: int | None = None
+#: the share of available memory one chunk may take (FRACTION bounds the whole)
+CHUNK_SHARE = 0.125
+
+
+def chunk_columns(n: int, bytes_per_column: float) -> int:
+    """How many of n columns (tangents, perturbed points) to compute at once: as many as
+    ``CHUNK_BUDGET`` (else ``CHUNK_SHARE`` of available memory) holds, at least one."""
+    budget = CHUNK_BUDGET if CHUNK_BUDGET is not None else CHUNK_SHARE * available_bytes()
+    return int(max(1, min(n, budget // max(bytes_per_column, 1.0))))
+
+
+#: evaluations x inputs (f_evals * n) above which a chunked batch is refused: at
+#: about 1e9 input-evaluations a second on a CPU, longer than a session waits
+WORK_LIMIT = 1e10
+
+
+def check_work(work: float, nbytes: float, what: str) -> None:
+    """Raise ``SizeError`` if a batch computed in chunks would take too long (``WORK_LIMIT``)."""
+    if work > WORK_LIMIT:
+        raise SizeError(
+            f"{what} needs about {human_bytes(nbytes)} if held at once; adlab computes it "
+            f"in chunks, but its {work:.2g} input-evaluations (copies x n) are more than the "
+            f"{WORK_LIMIT:.0e} a session allows (minutes or more); refused. Use a smaller n, "
+            "mode='reverse' for a scalar f (no n x n batch), or a vector-Jacobian product "
+            "instead of the dense Jacobian."
+        )

@@ -38,6 +38,7 @@ def _version() -> str | None:
 class AutogradBackend(Backend):
     name = "autograd"
     xp = anp
+    chunked_forward = True  # forward mode pushes one tangent at a time
 
     def environment(self) -> dict[str, Any]:
         return {"version": _version(), "device": "cpu"}

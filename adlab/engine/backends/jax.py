@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..precision import precision_scope
-from . import _jax_batch, _jax_call, _loops
+from . import _jax_batch, _jax_call, _jax_forward, _loops
 from ._base import Backend, NotAnArray, Program
 
 
@@ -51,6 +51,7 @@ def _eval_shape(f: Callable, args: tuple) -> Any:
 class JaxBackend(Backend):
     name = "jax"
     xla_costs = True
+    chunked_forward = True  # forward mode's tangents in chunks that fit (_jax_forward)
     xp = jnp
 
     def environment(self) -> dict[str, Any]:
@@ -90,7 +91,7 @@ class JaxBackend(Backend):
         return jax.grad(f, argnums=wrt)
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
-        return (jax.jacfwd if forward else jax.jacrev)(f, argnums=wrt)
+        return _jax_forward.jacfwd(f, wrt) if forward else jax.jacrev(f, argnums=wrt)
 
     def n_chunks(self, k: int, n: int) -> int:
         return _jax_batch.n_chunks(k, n)

@@ -77,6 +77,8 @@ class Built:
         cost_fn: the same computation written without loops, for XLA's cost
             analysis, which counts a loop body once; None when ``fn`` has no
             loop of the mode's own.
+        chunked: its batch of f_evals copies of x is evaluated in chunks, never
+            held at once (refused only when it would take too long).
     """
 
     fn: Callable
@@ -86,6 +88,7 @@ class Built:
     note: str | None = None
     step: Any = None
     cost_fn: Callable | None = None
+    chunked: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ def _inputs(spec: Spec) -> int:
 @register("forward", needs="forward", summary="jvp / jacfwd: one pass per input",
           eager_cures=True)  # fmt: skip
 def forward(spec: Spec) -> Built:
+    # JAX pushes its tangents in chunks, autograd one at a time (chunked_forward)
     return Built(spec.impl.jacobian(spec.f, spec.wrt, forward=True, jit=spec.jit),
-                 f_evals=_inputs(spec))  # fmt: skip
+                 f_evals=_inputs(spec),
+                 chunked=getattr(spec.impl, "chunked_forward", False))  # fmt: skip
 
 
 @register("reverse", needs="reverse", summary="vjp / grad / jacrev: one pass per output",

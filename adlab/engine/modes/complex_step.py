@@ -194,5 +194,5 @@ def complex_step(spec: Spec) -> Built:
     n_in = sum(spec.size(i) for i in spec.indices)
     return Built(
         make(False), f_evals=n_in, trusted=trusted, note=note, step=h,
-        cost_fn=make(True) if chunked else None,
+        cost_fn=make(True) if chunked else None, chunked=True,
     )  # fmt: skip

@@ -129,5 +129,5 @@ def numeric(spec: Spec) -> Built:
     evals = sum(per * spec.size(i) for i in spec.indices) + (spec.scheme == "forward")
     return Built(
         make(False), f_evals=evals, with_error=richardson, step=spec.step,
-        cost_fn=make(True) if chunked else None,
+        cost_fn=make(True) if chunked else None, chunked=True,  # every backend's points chunk
     )  # fmt: skip
