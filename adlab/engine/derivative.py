@@ -160,11 +160,15 @@ def prepare(
         built = _guarded(model, where, eager_cures, lambda: rule.build(spec))
         if rule.is_derivative:
             # The batch of f_evals perturbed copies of x (tangents, for forward
-            # mode), as if held at once. Numeric modes evaluate theirs in
-            # chunks and never hold it all; a batch too large to hold is still
-            # refused, as a size whose evaluation would not end in a session.
+            # mode), as if held at once. A mode that evaluates it in chunks
+            # (Built.chunked) never holds it all: refused only as a size whose
+            # evaluation would not end in a session.
             batch = built.f_evals * size * np.dtype(dtype).itemsize
-            _memory.check(batch, f"a batch of {built.f_evals} copies of x (n={size})")
+            what = f"a batch of {built.f_evals} copies of x (n={size})"
+            if built.chunked:
+                _memory.check_work(built.f_evals * size, batch, what)
+            else:
+                _memory.check(batch, what)
     program = impl.program(built, inputs, all_args, jit=jit, precision=precision, guard=guard)
     if not built.trusted:
         warnings.warn(f"{mode}: {built.note}", UntrustedWarning, stacklevel=2)
