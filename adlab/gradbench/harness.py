@@ -216,6 +216,8 @@ def run_eval(
                 proc.wait()
         for d in drains:
             d.join(timeout=5)
+        for proc in (evaluator, tool):
+            proc.stderr.close()
         if out is not None and out is not log:
             out.close()
     transcript.eval_stderr, transcript.tool_stderr = "".join(eval_err), "".join(tool_err)

@@ -22,6 +22,7 @@ import contextlib
 import json
 import sys
 import traceback
+import warnings
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -62,6 +63,15 @@ def _key(module: str, function: str, settings: dict, args: tuple) -> tuple:
     return module, function, tuple(sorted(settings.items())), shapes
 
 
+def _preview(input: Any) -> str:
+    """The input's keys and sizes, not its numbers: enough to see what is missing."""
+    if isinstance(input, dict):
+        parts = [f"{k}: {len(v)} items" if isinstance(v, list) else f"{k}: {v!r}"[:40]
+                 for k, v in input.items()]  # fmt: skip
+        return "got {" + ", ".join(parts) + "}"
+    return f"got {json.dumps(input)[:80]}"
+
+
 class Tool:
     """The protocol's state: the options, the defined modules, the compiled jobs."""
 
@@ -74,15 +84,22 @@ class Tool:
         response: dict[str, Any] = {"id": message.get("id")}
         kind = message.get("kind")
         try:
-            if kind == "start":
-                response.update(tool=TOOL, config=self.options.config())
-            elif kind == "define":
-                response.update(self.define(message))
-            elif kind == "evaluate":
-                response.update(self.evaluate(message))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")  # shown on stderr, never a failed answer
+                self._respond(kind, message, response)
         except Exception as exc:  # one bad input must not end the session
             response.update(success=False, error=error_text(exc))
+        for w in caught:
+            print(f"adlab: {w.category.__name__}: {w.message}", file=sys.stderr)
         return response
+
+    def _respond(self, kind: Any, message: dict, response: dict) -> None:
+        if kind == "start":
+            response.update(tool=TOOL, config=self.options.config())
+        elif kind == "define":
+            response.update(self.define(message))
+        elif kind == "evaluate":
+            response.update(self.evaluate(message))
 
     def define(self, message: dict) -> dict:
         """success true for the evals adlab has a model for, and that the tool's mode
@@ -103,8 +120,17 @@ class Tool:
         adapter = gradbench_eval(module)
         function, input = message.get("function", ""), message.get("input")
         kind = adapter.kind(function)
-        model, args = adapter.inputs(input)
-        key = _key(module, function, adapter.settings(input), args)
+        try:
+            model, args = adapter.inputs(input)
+            key = _key(module, function, adapter.settings(input), args)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            if isinstance(exc, ModelError):  # the model's setup failed: its own words
+                raise
+            raise ValueError(
+                f"the {module} eval's input to {function!r} is not what adlab's {module} "
+                f"model reads ({type(exc).__name__}: {exc}); GradBench's eval documents "
+                f"the input ({_preview(input)})"
+            ) from exc
         timings = []
         job = self._jobs.get(key)
         if job is None:
