@@ -8,10 +8,12 @@ derivative each GradBench function asks for, and how a result becomes the
 JSON the eval expects. The kinds of derivative (``GradBenchEval.functions``):
 
 - ``"primal"``: f's value;
-- ``"gradient"``: the derivative of a scalar f in x (a gradient), or of a
-  vector f (its Jacobian) where the eval asks for that;
+- ``"gradient"``: the derivative of f in x: a gradient for a scalar f, a
+  Jacobian for a vector f;
 - ``"dir"``: kmeans's Newton direction, the gradient divided elementwise by
-  the Hessian's diagonal (``newton_direction``).
+  the Hessian's diagonal (``newton_direction``);
+- ``"sparse"``: the Jacobian of a vector f as a ``scipy.sparse`` array, in one
+  pass per color (``sparse=True``) where the mode has that form; else dense.
 
 The tool (``adlab.gradbench``) prepares each with ``adlab.prepare`` in its mode;
 this module holds no framework code, only NumPy.
@@ -21,16 +23,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..engine.model import Model
-from . import load_model
+from . import _adbench, load_model
 
 Input = Mapping[str, Any]  # an eval's ``input`` JSON, decoded
-KINDS = ("primal", "gradient", "dir")
+KINDS = ("primal", "gradient", "dir", "sparse")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class GradBenchEval:
         arguments: (input, model) -> f's arguments ``(x, *data)``, NumPy float64.
         outputs: GradBench function name -> (result, input) -> the JSON value.
         source: inline model source, where no catalog model fits (hello).
+        function_settings: GradBench function name -> settings it changes (ode's
+            gradient asks for y's last component only: LAST = True).
     """
 
     name: str
@@ -54,6 +58,7 @@ class GradBenchEval:
     arguments: Callable[[Input, Model], tuple]
     outputs: Mapping[str, Callable[[Any, Input], Any]]
     source: str = ""
+    function_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def kind(self, function: str) -> str:
         """The kind of derivative GradBench's ``function`` asks for."""
@@ -64,13 +69,18 @@ class GradBenchEval:
             )
         return self.functions[function]
 
-    def model(self, input: Input) -> Model:
-        """The model, with the settings this input needs."""
-        return _model(self.model_name, self.source, tuple(sorted(self.settings(input).items())))
+    def model(self, input: Input, function: str = "") -> Model:
+        """The model, with the settings this input (and ``function``, if given) needs.
 
-    def inputs(self, input: Input) -> tuple[Model, tuple]:
-        """The model and f's arguments ``(x, *data)`` for one input."""
-        model = self.model(input)
+        Without ``function`` the model is the one every function can use (ode: f
+        is all of y, and the gradient's answer is the last row of its Jacobian).
+        """
+        settings = {**self.settings(input), **self.function_settings.get(function, {})}
+        return _model(self.model_name, self.source, tuple(sorted(settings.items())))
+
+    def inputs(self, input: Input, function: str = "") -> tuple[Model, tuple]:
+        """The model and f's arguments ``(x, *data)`` for one input (see ``model``)."""
+        model = self.model(input, function)
         return model, self.arguments(input, model)
 
     def output(self, function: str, result: Any, input: Input) -> Any:
@@ -152,8 +162,139 @@ LLSQ = GradBenchEval(
 )
 
 
+# ------------------------------------------------------------ lse
+LSE = GradBenchEval(
+    name="lse",
+    model_name="lse",
+    functions={"primal": "primal", "gradient": "gradient"},
+    settings=lambda input: {},
+    arguments=lambda input, model: (_vector(input, "x"),),
+    outputs={"primal": _float, "gradient": _list},
+)
+
+
+# ------------------------------------------------------------ gmm
+GMM_PARTS = ("alpha", "mu", "q", "l")  # x's parts, in order
+
+
+def _gmm_arguments(input: Input, model: Model) -> tuple:
+    params = np.concatenate([_vector(input, key).ravel() for key in GMM_PARTS])
+    _, _, lower = model.setup(1)  # the triangle's index table depends on D only
+    return (params, np.asarray(input["x"], dtype=np.float64).reshape(-1, int(input["d"])), lower)
+
+
+def _gmm_jacobian(result: Any, input: Input) -> dict:
+    """The gradient split into the eval's alpha (k), mu (k x d), q (k x d), l (k x d(d-1)/2)."""
+    g = np.asarray(result, dtype=np.float64)
+    k, d = int(input["k"]), int(input["d"])
+    sizes = {"alpha": (k,), "mu": (k, d), "q": (k, d), "l": (k, d * (d - 1) // 2)}
+    out, start = {}, 0
+    for key in GMM_PARTS:
+        size = int(np.prod(sizes[key]))
+        out[key] = g[start : start + size].reshape(sizes[key]).tolist()
+        start += size
+    return out
+
+
+GMM = GradBenchEval(
+    name="gmm",
+    model_name="gmm",
+    functions={"objective": "primal", "jacobian": "gradient"},
+    settings=lambda input: {
+        "D": int(input["d"]),
+        "K": int(input["k"]),
+        "M": int(input["m"]),
+        "GAMMA": float(input["gamma"]),
+    },
+    arguments=_gmm_arguments,
+    outputs={"objective": _float, "jacobian": _gmm_jacobian},
+)
+
+
+# ------------------------------------------------------------ ode
+def _ode_gradient(result: Any, input: Input) -> list:
+    # f is y's last component (LAST = True), or all of y: then the gradient of the
+    # last component is the Jacobian's last row
+    g = np.asarray(result, dtype=np.float64)
+    return (g[-1] if g.ndim == 2 else g).tolist()
+
+
+ODE = GradBenchEval(
+    name="ode",
+    model_name="ode",
+    functions={"primal": "primal", "gradient": "gradient"},
+    settings=lambda input: {"S": int(input["s"]), "LAST": False},
+    function_settings={"gradient": {"LAST": True}},
+    arguments=lambda input, model: (_vector(input, "x"),),
+    outputs={"primal": _list, "gradient": _ode_gradient},
+)
+
+
+# ------------------------------------------------------------ det
+def _det_arguments(input: Input, model: Model) -> tuple:
+    # setup builds the expansion's index tables from ell; A is the eval's
+    _, *tables = model.setup(int(input["ell"]))
+    return (_vector(input, "A"), *tables)
+
+
+DET = GradBenchEval(
+    name="det",
+    model_name="det",
+    functions={"primal": "primal", "gradient": "gradient"},
+    settings=lambda input: {},
+    arguments=_det_arguments,
+    outputs={"primal": _float, "gradient": _list},
+)
+
+
+# ------------------------------------------------------------ kmeans
+def _kmeans_settings(input: Input) -> dict[str, Any]:
+    centroids = np.asarray(input["centroids"], dtype=np.float64)
+    return {"K": centroids.shape[0], "D": centroids.shape[1]}
+
+
+def _kmeans_dir(result: Any, input: Input) -> list:
+    k = len(input["centroids"])
+    return np.asarray(result, dtype=np.float64).reshape(k, -1).tolist()
+
+
+KMEANS = GradBenchEval(
+    name="kmeans",
+    model_name="kmeans",
+    functions={"cost": "primal", "dir": "dir"},
+    settings=_kmeans_settings,
+    arguments=lambda input, model: (
+        _vector(input, "centroids").ravel(),
+        _vector(input, "points"),
+    ),
+    outputs={"cost": _float, "dir": _kmeans_dir},
+)
+
+
+# ------------------------------------------------------------ ht and ba (adlab.catalog._adbench)
+HT = GradBenchEval(
+    name="ht",
+    model_name="ht",
+    functions={"objective": "primal", "jacobian": "gradient"},
+    settings=lambda input: {},
+    arguments=_adbench.ht_arguments,
+    outputs={"objective": _list, "jacobian": _list},
+)
+
+BA = GradBenchEval(
+    name="ba",
+    model_name="ba",
+    functions={"objective": "primal", "jacobian": "sparse"},
+    settings=_adbench.ba_settings,
+    arguments=_adbench.ba_arguments,
+    outputs={"objective": _adbench.ba_objective, "jacobian": _adbench.ba_jacobian},
+)
+
+
 #: every eval adlab answers, by GradBench module name
-GRADBENCH_EVALS: dict[str, GradBenchEval] = {e.name: e for e in (HELLO, LLSQ)}
+GRADBENCH_EVALS: dict[str, GradBenchEval] = {
+    e.name: e for e in (HELLO, LLSQ, LSE, GMM, ODE, DET, KMEANS, HT, BA)
+}
 
 
 def gradbench_eval(name: str) -> GradBenchEval:
