@@ -172,7 +172,7 @@ def findings(records: Iterable[Record]) -> list[str]:
     from .._format import seconds
     from .advisor import advice_from
     from .findings import crossovers, series_records, series_times, tied_pairs
-    from .floor import AT_FLOOR, ratio_text
+    from .floor import AT_FLOOR, floor_kind, ratio_text
 
     records = list(records)
     times = series_times(records)
@@ -191,14 +191,16 @@ def findings(records: Iterable[Record]) -> list[str]:
     derivs = {lab: rs for lab, rs in by_label.items() if not _primal(records, lab)}
     for n in sorted({r.n for r in records}):
         at = {lab: rs[n] for lab, rs in derivs.items() if n in rs}
-        for handed_over in (False, True):
-            near = [lab for lab, r in at.items()
-                    if r.at_floor and (r.dispatch == "async") == handed_over]  # fmt: skip
-            if not near:
-                continue
+        groups: dict[tuple[bool, str | None], list[str]] = {}  # one floor per framework
+        for lab, r in at.items():
+            if r.at_floor:
+                groups.setdefault((r.dispatch == "async", r.backend), []).append(lab)
+        for (handed_over, _), near in sorted(groups.items(), key=lambda g: g[0][0]):
             r = at[near[0]]
-            what = (f"{seconds(r.async_floor_s)}, a trivial program handed to a worker thread"
-                    if handed_over else f"{seconds(r.floor_s)}, a trivial jitted call")  # fmt: skip
+            if handed_over:
+                what = f"{seconds(r.async_floor_s)}, a trivial program handed to a worker thread"
+            else:
+                what = f"{seconds(r.floor_s)}, x + 1 in {floor_kind(r.backend)}"
             out.append(f"at n={n}, {', '.join(near)}: {AT_FLOOR} ({what} beside them): "
                        "bound by call overhead, not arithmetic")  # fmt: skip
     for n in sorted({r.n for r in records}):  # the advisor's verdict, measured sizes only

@@ -1,7 +1,8 @@
 """The dispatch floor, and how noisy the machine is.
 
-The floor is a trivial jitted call (``x + 1`` on a scalar) through adlab's own
-call path: the fixed cost of one call on this device. No derivative goes
+The floor is a trivial call (``x + 1`` on a scalar) through adlab's own call
+path, per framework as its users run it (JAX jitted, the others eagerly;
+``floor_kind``): the fixed cost of one call on this device. No derivative goes
 below it, and one close to it is bound by that overhead, not by arithmetic.
 A sweep times it at every size, its repeats taken in turn with the series',
 so that a point and the floor it is compared with saw the same load.
@@ -125,6 +126,24 @@ def noisy(records: Iterable[Record]) -> str | None:
     levels = [r.env.get("noise") for r in records if r.env]
     worst = max((x for x in levels if x is not None), default=None)
     return noise_text(worst) if worst is not None and worst > NOISE_LIMIT else None
+
+
+def floor_kind(backend: str | None) -> str:
+    """What the dispatch floor of ``backend`` is, in words: its framework and how
+    ``x + 1`` ran there ("JAX (jitted)", "PyTorch (eager)", "autograd (plain NumPy)").
+
+    Each framework's floor is its own: from about 3 us for an eager PyTorch call to
+    600 us for an eager TensorFlow one on this CPU, so one floor for all would read
+    TensorFlow's overhead as arithmetic, or PyTorch's arithmetic as overhead.
+    """
+    from ..engine.backends._registry import KNOWN
+
+    known = KNOWN[backend or "jax"]
+    if known.label == "NumPy":
+        return "NumPy"
+    # x + 1 needs no tape: a framework without a compiler runs it in plain NumPy
+    how = "jitted" if known.default_jit else "eager" if known.compiler else "plain NumPy"
+    return f"{known.label} ({how})"
 
 
 #: what a ratio to the primal reads at the dispatch floor, where both are the cost of a call

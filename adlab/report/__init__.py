@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from .._format import jsonable, seconds
 from .._vocab import Record
 from ..engine.userline import without_where
-from ..measure.floor import AT_FLOOR, FLOOR_BAND, noisy, ratio_text
+from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
 from .table import Table
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
@@ -140,14 +140,20 @@ def _legend(records: Sequence[Record], marks: Sequence[str]) -> list[str]:
 
 
 def _floor_lines(records: Sequence[Record]) -> list[str]:
-    """The dispatch floor (its range over the sizes: it is measured at each) and, on a
-    noisy machine, what that means for the findings."""
+    """The dispatch floor per framework (its range over the sizes: it is measured at
+    each) and, on a noisy machine, what that means for the findings."""
     out = []
-    floors = sorted({r.floor_s for r in records if r.floor_s})
+    floors: dict[str, set[float]] = {}
+    for r in records:
+        if r.floor_s:
+            floors.setdefault(floor_kind(r.backend), set()).add(r.floor_s)
     if floors:
-        low, high = seconds(floors[0]), seconds(floors[-1])
-        span = low if low == high else f"{low} to {high}"
-        out.append(f"dispatch floor (a trivial jitted call, beside each size): {span}")
+        spans = []
+        for kind, values in floors.items():
+            low, high = seconds(min(values)), seconds(max(values))
+            spans.append(f"{kind} {low if low == high else f'{low} to {high}'}")
+        out.append("dispatch floor (x + 1 on a scalar, as each framework's users run it, "
+                   f"beside each size): {'; '.join(spans)}")  # fmt: skip
     text = noisy(records)
     if text:
         out.append(f"noise: {text}")
