@@ -152,6 +152,14 @@ def logistic_regression(w, X, y, lam=1.0):
     return X.T @ (s - y) + lam * w
 
 
+def golden_checked() -> set[str]:
+    """The catalog models that compute GradBench's evals: their oracle is GradBench's
+    C++ reference, recorded (``test_gradbench_models.py``), not a hand derivative."""
+    from adlab.catalog.gradbench import GRADBENCH_EVALS
+
+    return {a.model_name for a in GRADBENCH_EVALS.values() if a.model_name}
+
+
 # catalog name -> (settings, hand derivative taking setup's arguments)
 SMALL_MLP = {"N1": 8, "N2": 3}
 HAND = {

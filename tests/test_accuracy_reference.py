@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import mpmath
 import numpy as np
 import pytest
+from _engine_hand import golden_checked
 
 import adlab
 from adlab.accuracy.reference import (
@@ -146,7 +147,8 @@ CASES = [  # (catalog name, settings, mpmath twin, sizes, digits)
 
 
 def test_every_catalog_model_has_an_mpmath_twin():
-    assert sorted(c[0] for c in CASES) == adlab.list_models()
+    golden = golden_checked()  # GradBench's: checked against its C++ reference instead
+    assert sorted(c[0] for c in CASES) == [m for m in adlab.list_models() if m not in golden]
 
 
 @pytest.mark.parametrize("name, settings, twin, sizes, digits", CASES, ids=[c[0] for c in CASES])
