@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..catalog.gradbench import newton_direction
 from ..engine.args import backend_inputs, wrt_indices
@@ -97,7 +98,10 @@ class Job:
         common = dict(backend=o.backend, jit=o.jit, precision=o.precision)
         if kind == "primal":
             return [(lambda *a: prepare(model, *a, mode="primal", **common), same)]
-        if kind == "gradient":
+        if kind == "sparse" and o.mode in ("forward", "reverse") and o.backend == "jax":
+            # the pattern read from f's program, one pass per color (adlab.engine.sparse)
+            return [(lambda *a: prepare(model, *a, mode=o.mode, sparse=True, **common), same)]
+        if kind in ("gradient", "sparse"):  # sparse: dense where the mode has no sparse form
             return [(lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)]
         if kind == "dir":
             second = HESSIAN_MODES[o.mode]
@@ -141,7 +145,9 @@ class Job:
             return newton_direction(gradient, diagonal)
         return results[0]
 
-    def to_numpy(self, result: Any) -> np.ndarray:
+    def to_numpy(self, result: Any) -> Any:
+        if isinstance(result, sp.sparray):  # a sparse Jacobian: SciPy's, on the host already
+            return result
         return np.asarray(self._to_numpy(result))
 
 

@@ -121,7 +121,7 @@ class Tool:
         function, input = message.get("function", ""), message.get("input")
         kind = adapter.kind(function)
         try:
-            model, args = adapter.inputs(input)
+            model, args = adapter.inputs(input, function)
             key = _key(module, function, adapter.settings(input), args)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             if isinstance(exc, ModelError):  # the model's setup failed: its own words
