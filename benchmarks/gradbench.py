@@ -6,23 +6,18 @@ each answer against GradBench's hand-written C++ reference. This script runs eac
 through ``adlab.gradbench.harness.run_eval``, against:
 
 - ``adlab-MODE``: ``python -m adlab gradbench --mode MODE`` (``--backend`` passed on);
-- ``manual``: the C++ reference, as ``python/gradbench/gradbench/cpp.py manual`` runs it,
-  except that ``define`` does not ``make -B`` the binary (the evals validate with those
-  very binaries, shared with everyone on this checkout): it must already be built;
-- ``jax``: GradBench's own JAX tool as published (``tools/jax/run.py``). Its timer
-  (``gradbench/wrap.py``) counts the first call, compile included, as a run, and never
-  waits for the result (no ``block_until_ready``);
-- ``jax-honest``: the same JAX tool with the same programs, its timer changed to run
-  once untimed (reported as ``first``: compile and the first run), then wait for each
-  result before reading the clock.
+- ``manual``: the C++ reference, as GradBench's ``cpp.py manual`` runs it, and ``jax``:
+  GradBench's own JAX tool, each evaluate timed both by GradBench's timer, as published
+  (compile in its first run, no ``block_until_ready``), and honestly (warmed up, each
+  result awaited). Both are served by ``_gradbench_tools.py``, which says how.
 
 Per eval and size it prints the median time per call of the primal and the
 derivative, their ratio and the eval's verdict, as GradBench's own scorer pairs
 them (``crates/gradbench/src/stats.rs``: ``primal``/``gradient``, ``objective``/
 ``jacobian``, ``cost``/``dir``); then the goal (adlab's best mode has a
 derivative/primal ratio no worse than ``manual``'s in the same run) and the JAX
-tool's published figure (GradBench's scorer: the mean of a message's ``evaluate``
-timings) beside its honest one.
+tool's published figure (GradBench's scorer: the mean of a message's timings) beside
+its honest one.
 
 Every tool is pinned to one CPU (``taskset``; GradBench runs its tools single-threaded
 and its JAX tool pins itself to CPU 0), unless ``--cpu none``. adlab runs with its JAX
@@ -30,7 +25,7 @@ compile cache off (``ADLAB_CACHE=0``) unless ``--cache``: its compile timing is 
 compile, as a first-time user meets it.
 
 Run: ``GRADBENCH_DIR=/work/gradbench python benchmarks/gradbench.py [--quick]
-[--evals llsq,lse] [--modes reverse,forward] [--tools manual,jax,jax-honest,adlab]
+[--evals llsq,lse] [--modes reverse,forward] [--tools manual,jax,adlab]
 [--backend jax] [--log-dir DIR]``.
 """
 
@@ -38,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import sys
 import time
@@ -63,10 +59,10 @@ PAIRS = {
 SIZES = {
     "hello": ([], []),
     "llsq": (["-n", "256", "4096"], ["-n", "64"]),
-    "lse": (["-n", "2500", "40000"], ["-n", "2500"]),
-    "gmm": (["-d", "2", "10", "-k", "5", "25"], ["-d", "2", "-k", "5"]),
-    "ode": (["-n", "1000", "10000", "-s", "10"], ["-n", "1000", "-s", "10"]),
-    "kmeans": (["-k", "10", "100", "-n", "1000", "-d", "8"], ["-k", "10", "-n", "1000", "-d", "8"]),
+    "lse": (["-n", "2500", "10000"], ["-n", "2500"]),
+    "gmm": (["-d", "2", "10", "-k", "5"], ["-d", "2", "-k", "5"]),
+    "ode": (["-n", "1000", "-s", "10", "100"], ["-n", "1000", "-s", "10"]),
+    "kmeans": (["-k", "10", "50", "-n", "1000", "-d", "8"], ["-k", "10", "-n", "1000", "-d", "8"]),
     "det": (["-l", "6", "8"], ["-l", "5"]),
     "ht": (["--variant", "simple", "--min", "1", "--max", "2"],
            ["--variant", "simple", "--min", "1", "--max", "1"]),
@@ -77,7 +73,8 @@ RUNS = {
     True: ["--min-runs", "3", "--min-seconds", "0"],
 }
 
-HERE = Path(__file__).resolve()
+#: GradBench's manual and JAX tools as this script runs them.
+TOOLS = Path(__file__).resolve().with_name("_gradbench_tools.py")
 
 
 @dataclass(frozen=True)
@@ -86,9 +83,11 @@ class Row:
 
     ``primal_s``/``derivative_s`` are medians of the tool's ``evaluate`` timings (None
     when there are none); ``setup_s`` sums the derivative's other timings (adlab's
-    compile, manual's prepare, jax-honest's first run); ``published_s`` is GradBench's
-    scorer's figure for the derivative (the mean of its ``evaluate`` timings) and
-    ``first_s`` its first timing; ``verdict`` is ``valid`` or what went wrong.
+    prepare and compile, manual's prepare). ``published_s`` is GradBench's scorer's
+    figure for the derivative, the mean of the timings GradBench's timer took (the
+    ``published`` ones where the tool reports them apart, as ``jax`` does; else its
+    ``evaluate`` ones); ``published_median_s`` their median, ``first_s`` the first.
+    ``verdict`` is ``valid`` or what went wrong.
     """
 
     eval: str
@@ -100,6 +99,7 @@ class Row:
     runs: int = 0
     setup_s: float = 0.0
     published_s: float | None = None
+    published_median_s: float | None = None
     first_s: float | None = None
 
     @property
@@ -109,8 +109,8 @@ class Row:
         return None
 
 
-def _evaluate_s(timings: Sequence[dict]) -> list[float]:
-    return [t["nanoseconds"] / 1e9 for t in timings if t.get("name") == "evaluate"]
+def _named_s(timings: Sequence[dict], name: str) -> list[float]:
+    return [t["nanoseconds"] / 1e9 for t in timings if t.get("name") == name]
 
 
 def _last_line(text: str | None) -> str:
@@ -141,15 +141,19 @@ def rows_from(entries: Sequence[dict], eval_name: str, tool: str) -> list[Row]:
         sizes.setdefault(o.description or "", {})[o.function] = o
     for size, by_fn in sizes.items():
         p, d = (by_fn.get(f) for f in PAIRS[eval_name])
-        ps, ds = (_evaluate_s(o.timings) if o else [] for o in (p, d))
-        other = [t["nanoseconds"] for t in (d.timings if d else []) if t.get("name") != "evaluate"]
+        ps, ds = (_named_s(o.timings, "evaluate") if o else [] for o in (p, d))
+        pub = (_named_s(d.timings, "published") if d else []) or ds
+        other = [t["nanoseconds"] for t in (d.timings if d else [])
+                 if t.get("name") not in ("evaluate", "published")]  # fmt: skip
         verdict = _verdict([o for o in (p, d) if o]) if d else "no derivative answered"
         rows.append(Row(
             eval_name, tool, verdict, size,
             primal_s=statistics.median(ps) if ps else None,
             derivative_s=statistics.median(ds) if ds else None,
             runs=len(ds), setup_s=sum(other) / 1e9,
-            published_s=statistics.fmean(ds) if ds else None, first_s=ds[0] if ds else None,
+            published_s=statistics.fmean(pub) if pub else None,
+            published_median_s=statistics.median(pub) if pub else None,
+            first_s=pub[0] if pub else None,
         ))  # fmt: skip
     if summary.problem:
         rows.append(Row(eval_name, tool, f"stopped: {_last_line(summary.problem)}"))
@@ -167,7 +171,17 @@ def _md(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
 
 def main_table(rows: Sequence[Row]) -> str:
     """Per eval, size and tool: primal, derivative, ratio, runs, setup and verdict."""
-    header = ["eval", "size", "tool", "primal", "derivative", "ratio", "runs", "setup", "verdict"]
+    header = [
+        "eval",
+        "size",
+        "tool",
+        "primal",
+        "derivative",
+        "ratio",
+        "runs",
+        "setup",
+        "verdict",
+    ]
     body = [[r.eval, r.size, r.tool, seconds(r.primal_s), seconds(r.derivative_s), _x(r.ratio),
              str(r.runs), seconds(r.setup_s or None), r.verdict] for r in rows]  # fmt: skip
     return _md(header, body)
@@ -194,25 +208,33 @@ def goal_table(rows: Sequence[Row]) -> str:
         m, b = _valid_ratio(tools.get("manual")), _valid_ratio(best)
         holds = "-" if b is None or m is None else ("yes" if b <= m else "no")
         body.append([ev, size, _x(m), best.tool if best else "none valid", _x(b),
-                     _x(_valid_ratio(tools.get("jax-honest"))), holds])  # fmt: skip
-    header = ["eval", "size", "manual", "adlab's best", "its ratio", "JAX tool (honest)", "holds"]
+                     _x(_valid_ratio(tools.get("jax"))), holds])  # fmt: skip
+    header = [
+        "eval",
+        "size",
+        "manual",
+        "adlab's best",
+        "its ratio",
+        "JAX tool (honest)",
+        "holds",
+    ]
     return _md(header, body)
 
 
 def jax_table(rows: Sequence[Row]) -> str:
-    """GradBench's JAX tool as published (its scorer's mean, first run in) and honest."""
+    """GradBench's JAX tool timed by GradBench's timer (as published) and honestly."""
     body = []
     for (ev, size), tools in _by_size(rows).items():
-        pub, honest = tools.get("jax"), tools.get("jax-honest")
-        if pub is None or pub.published_s is None:
+        r = tools.get("jax")
+        if r is None or r.published_s is None:
             continue
-        h = honest.derivative_s if honest else None
-        body.append([ev, size, str(pub.runs), seconds(pub.first_s), seconds(pub.derivative_s),
-                     seconds(pub.published_s), seconds(h),
-                     seconds(honest.setup_s if honest else None),
-                     _x(pub.published_s / h if h else None)])  # fmt: skip
-    header = ["eval", "size", "runs", "first run", "median run", "published (mean)",
-              "honest median", "honest: compile+first", "published / honest"]  # fmt: skip
+        h = r.derivative_s
+        body.append([ev, size, seconds(r.first_s), seconds(r.published_median_s),
+                     seconds(r.published_s), seconds(h),
+                     _x(r.published_median_s / h if h else None),
+                     _x(r.published_s / h if h else None)])  # fmt: skip
+    header = ["eval", "size", "first run", "median run", "published (mean)", "honest median",
+              "median / honest", "published / honest"]  # fmt: skip
     return _md(header, body)
 
 
@@ -222,10 +244,8 @@ def tool_commands(
     """The command of each tool, run from the GradBench checkout."""
     py = sys.executable
     tools = {
-        "manual": [py, str(HERE), "--serve", "manual"],
-        # --multithreaded only stops it pinning itself to CPU 0: we pin every tool alike.
-        "jax": [py, "python/gradbench/gradbench/tools/jax/run.py", "--multithreaded"],
-        "jax-honest": [py, str(HERE), "--serve", "jax-honest"],
+        "manual": [py, str(TOOLS), "manual"],
+        "jax": [py, str(TOOLS), "jax"],
     }
     for mode in modes:
         cmd = [py, "-m", "adlab", "gradbench", "--mode", mode]
@@ -252,7 +272,12 @@ def run_all(args: argparse.Namespace) -> list[Row]:
             log = Path(args.log_dir) / f"{ev}-{name}.jsonl" if args.log_dir else None
             t0 = time.perf_counter()
             tr = run_eval(
-                ev, pin + cmd, args.gradbench_dir, log, eval_args=eval_args, timeout_s=args.timeout
+                ev,
+                pin + cmd,
+                args.gradbench_dir,
+                log,
+                eval_args=eval_args,
+                timeout_s=args.timeout,
             )
             new = rows_from(tr, ev, name)
             print(
@@ -261,63 +286,6 @@ def run_all(args: argparse.Namespace) -> list[Row]:
             )
             rows += new
     return rows
-
-
-# ---------------------------------------------------------------- the tools served by this script
-
-
-def serve_manual() -> None:
-    """GradBench's cpp.py tool for ``manual``; ``define`` checks the binary, never rebuilds it."""
-    from gradbench import cpp
-
-    def define(*, args: argparse.Namespace, module: str) -> dict:
-        binary = Path("tools") / args.tool / "bin" / module
-        if binary.exists():
-            return {"success": True}
-        return {
-            "success": False,
-            "error": f"{binary} is not built: run make -C tools/manual NATIVE=no",
-        }
-
-    cpp.define = define
-    sys.argv = [sys.argv[0], "manual"]
-    cpp.main()
-
-
-def serve_jax_honest() -> None:
-    """GradBench's JAX tool with a timer that warms up once and waits for every result."""
-    import runpy
-
-    import jax
-    from gradbench import wrap
-
-    def multiple_runs(
-        *, pre, post, min_runs=lambda x: x["min_runs"], min_seconds=lambda x: x["min_seconds"]
-    ):
-        def decorator(function):
-            def wrapped(input_raw):
-                input = pre(input_raw)
-                start = time.perf_counter_ns()
-                output = jax.block_until_ready(function(input))  # compile and first run
-                timings = [wrap.Timing(name="first", nanoseconds=time.perf_counter_ns() - start)]
-                elapsed, runs = 0.0, 0
-                while runs < min_runs(input_raw) or elapsed < min_seconds(input_raw):
-                    start = time.perf_counter_ns()
-                    output = jax.block_until_ready(function(input))
-                    ns = time.perf_counter_ns() - start
-                    timings.append(wrap.Timing(name="evaluate", nanoseconds=ns))
-                    elapsed, runs = elapsed + ns / 1e9, runs + 1
-                return wrap.OutputAndTimings(success=True, output=post(output), timings=timings)
-
-            return wrap.Wrapped(function=function, wrapped=wrapped)
-
-        return decorator
-
-    wrap.multiple_runs = multiple_runs
-    script = "python/gradbench/gradbench/tools/jax/run.py"
-    sys.argv = [script, "--multithreaded"]
-    sys.path.insert(0, str(Path(script).parent))  # as python puts a script's folder first
-    runpy.run_path(script, run_name="__main__")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -329,28 +297,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--evals", default="hello,llsq,lse,gmm,ode,kmeans,det,ht,ba")
     p.add_argument("--modes", default=",".join(MODES), help="adlab's modes (default: all)")
-    p.add_argument(
-        "--tools", default="manual,jax,jax-honest,adlab", help="which tools ('adlab' = every mode)"
-    )
+    p.add_argument("--tools", default="manual,jax,adlab", help="which tools ('adlab' = every mode)")
     p.add_argument("--backend", default=None, help="adlab's backend (default: the tool's)")
     p.add_argument("--scheme", default=None, help="adlab's scheme in numeric mode")
     p.add_argument("--quick", action="store_true", help="one small size per eval, three runs each")
     p.add_argument("--cpu", default="0", help="the CPU every tool is pinned to, or 'none'")
     p.add_argument(
-        "--timeout", type=float, default=180.0, help="seconds per session (eval and tool)"
+        "--timeout",
+        type=float,
+        default=180.0,
+        help="seconds per session (eval and tool)",
     )
     p.add_argument("--cache", action="store_true", help="let adlab use its JAX compile cache")
     p.add_argument("--log-dir", default=None, help="keep each session's transcript there")
-    p.add_argument("--serve", choices=["manual", "jax-honest"], help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.serve:
-        # This file is named gradbench.py: its folder, first on sys.path, shadows the package.
-        sys.path = [d for d in sys.path if Path(d or ".").resolve() != HERE.parent]
-        try:
-            serve_manual() if args.serve == "manual" else serve_jax_honest()
-        except (EOFError, BrokenPipeError):
-            pass
-        return 0
     if not args.gradbench_dir:
         p.error("give the GradBench checkout: --gradbench-dir DIR or GRADBENCH_DIR=DIR")
     args.evals = args.evals.split(",")
@@ -359,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [e for e in args.evals if e not in SIZES] + [m for m in args.modes if m not in MODES]
     if unknown:
         p.error(f"unknown {unknown}: evals are {', '.join(SIZES)}; modes {', '.join(MODES)}")
+    # On kill, unwind: run_eval's cleanup then stops the eval and the tool it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.log_dir:
         Path(args.log_dir).mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
