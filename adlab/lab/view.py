@@ -149,6 +149,8 @@ class Lab(w.VBox):
             (self.status_label, "adlab-status"),
             (self.plot_widget, "adlab-plots"),
             (self.progress_bar, "adlab-progress"),
+            *((box, f"adlab-mode-{m}") for m, box in self.mode_checkboxes.items()),
+            (self.sparse_toggle, "adlab-sparse"),
         ):
             widget.add_class(hook)
 

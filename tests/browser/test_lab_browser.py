@@ -4,7 +4,7 @@ Kernel-side tests cannot see a plot whose JavaScript failed: that only shows in
 the browser. This test opens ``notebooks/00_quickstart.ipynb`` (a temporary copy)
 in JupyterLab in headless Chromium, runs all cells from the Run menu, and uses
 the Lab: Run, the n slider, a syntax error typed into the code editor (CodeMirror:
-line numbers, the error's line marked), the fix.
+line numbers, the error's line marked), the fix, and a Hessian ticked and run.
 Every check reads text a person would read (the status line, the error box, the
 table under the plots), never pixels. A screenshot is saved at each step.
 
@@ -195,6 +195,22 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     wait_until("table rows", rows.count, timeout=30)
     table.scroll_into_view_if_needed()
     shot("fixed-and-ran-again")
+    assert_rendered_cleanly(page, console)
+
+    # -- 7. second order: tick Hessian and run; its series is drawn ---------------------
+    hessian = lab.locator(".adlab-mode-hessian input[type=checkbox]")
+    hessian.scroll_into_view_if_needed()
+    assert hessian.is_enabled(), "the Hessian is greyed out with JAX ticked"
+    hessian.check()
+    wait_until("the status line to react to the tick",
+               lambda: "Settings changed" in status.inner_text(), timeout=30)  # fmt: skip
+    run.click()
+    watch_status(status, until=DONE, timeout=240)
+    # the legends (read via BokehJS: the table shows only its first rows) name the series
+    label = "hessian[forward-over-reverse]"
+    wait_until(f"{label} in the legends", lambda: label in legend_labels(page), timeout=30)
+    table.scroll_into_view_if_needed()
+    shot("hessian-ran")
     assert_rendered_cleanly(page, console)
 
 
