@@ -135,6 +135,8 @@ class Record:
     order: int = 1  # 2: a Hessian or HVP, whose ``scheme`` names the composition of modes
     # timing
     compile_s: float | None = None
+    # True: compile_s is the time to load the program from adlab's cache, not to compile it
+    compile_loaded: bool | None = None
     first_call_s: float | None = None
     min_s: float | None = None
     median_s: float | None = None
@@ -154,6 +156,9 @@ class Record:
     flops: float | None = None
     primal_flops: float | None = None
     flops_ratio: float | None = None
+    # which counter gave flops: XLA's cost analysis (every operation) or PyTorch's
+    # FlopCounterMode (matrix products only); compare flops of one counter only
+    flops_counter: str | None = None
     bytes_accessed: float | None = None
     temp_bytes: float | None = None
     dispatch: str | None = None  # "inline" or "async": how JAX's CPU client runs it (see env)

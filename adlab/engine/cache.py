@@ -14,8 +14,12 @@ it is. ``ADLAB_CACHE=0`` (or ``adlab bench --no-cache``, ``disable()``)
 leaves it off; ``ADLAB_CACHE_DIR`` puts it elsewhere than
 ``$XDG_CACHE_HOME/adlab/jax`` (``~/.cache/adlab/jax``).
 
-A program loaded from the cache reports the loading time as its compile
-time (``Record.compile_s``): the time a user waits there and then.
+A program loaded from JAX's cache reports the loading time as its compile
+time (``Record.compile_s``): the time a user waits there and then. JAX's
+cache still traces and lowers each program (the lowered program is its key);
+adlab's own cache of compiled programs, in ``programs/`` beside JAX's
+entries (``adlab.engine.program_cache``), skips that too, and says so
+(``Record.compile_loaded``). Both are on or off together.
 
 JAX trusts its cache: whoever can write to the directory can make this
 process run their code. So the directory is created private (mode 0700).
@@ -44,6 +48,7 @@ _OFF = ("0", "false", "no", "off")
 _lock = threading.Lock()
 _decided = False
 _directory: str | None = None
+_disabled = False  # disable() called: adlab's own cache is off from then on too
 
 
 def cache_dir() -> Path:
@@ -58,10 +63,30 @@ def cache_dir() -> Path:
 def disable() -> None:
     """Leave the cache off in this process (before the first ``prepare``; after it, the
     cache JAX has opened stays open)."""
-    global _decided, _directory
+    global _decided, _directory, _disabled
     with _lock:
+        _disabled = True
         if not _decided:
             _decided, _directory = True, None
+
+
+def enabled() -> bool:
+    """Whether adlab caches compiled programs in this process: not ``ADLAB_CACHE=0``,
+    nor ``disable()`` (``adlab bench --no-cache``)."""
+    return not _disabled and os.environ.get("ADLAB_CACHE", "1").strip().lower() not in _OFF
+
+
+def programs_dir() -> Path | None:
+    """Where adlab's own cache keeps compiled programs (``programs/`` in ``cache_dir()``,
+    made private), or None when caching is off or the directory cannot be made."""
+    if not enabled():
+        return None
+    path = cache_dir() / "programs"
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:  # a read-only home: compile every time
+        return None
+    return path
 
 
 def use_cache() -> str | None:
@@ -86,7 +111,7 @@ def _turn_on() -> str | None:
 
     if jax.config.jax_compilation_cache_dir:  # the user's own: not ours to change
         return str(jax.config.jax_compilation_cache_dir)
-    if os.environ.get("ADLAB_CACHE", "1").strip().lower() in _OFF:
+    if not enabled():
         return None
     if not jax.config.jax_enable_compilation_cache:
         return None

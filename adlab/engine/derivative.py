@@ -19,6 +19,7 @@ import numpy as np
 
 from .._vocab import SCHEMES, ModelError
 from . import memory as _memory
+from . import program_cache
 from .args import _cast_args, backend_inputs, wrt_indices
 from .backends import get_backend
 from .backends._base import NotAnArray
@@ -169,7 +170,11 @@ def prepare(
                 _memory.check_work(built.f_evals * size, batch, what)
             else:
                 _memory.check(batch, what)
-    program = impl.program(built, inputs, all_args, jit=jit, precision=precision, guard=guard)
+    # what keys the program in adlab's cache of compiled programs (program_cache)
+    with program_cache.identity(model, mode=mode, scheme=scheme, wrt=wrt, step=step, jit=jit,
+                                precision=precision, backend=backend, out_shape=out_shape):
+        program = impl.program(built, inputs, all_args, jit=jit, precision=precision,
+                               guard=guard)  # fmt: skip
     if not built.trusted:
         warnings.warn(f"{mode}: {built.note}", UntrustedWarning, stacklevel=2)
     return Prepared(built=built, program=program, impl=impl, inputs=inputs, model=model,

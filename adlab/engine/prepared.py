@@ -32,6 +32,9 @@ class Prepared:
             precision on the device; TensorFlow: tensors; NumPy, autograd: arrays).
         compile_s: trace + lower + compile seconds (JAX), or the first call of the
             compiled function (``torch.compile``, ``tf.function``); 0.0 when eager.
+            Where ``compile_loaded``, the seconds to load it from adlab's cache instead
+            (``adlab.engine.program_cache``); ``cold_compile_s`` is then what compiling
+            it took (else it is ``compile_s``).
         f_evals: evaluations of f per derivative (AD: passes, one per input for
             forward and one per output for reverse).
         out_shape: shape of f's output.
@@ -60,6 +63,9 @@ class Prepared:
         self.jit = options["jit"]
         self.wrt = options["wrt"]
         self.compile_s = program.compile_s
+        self.compile_loaded = program.loaded
+        cold = program.cold_compile_s
+        self.cold_compile_s = program.compile_s if cold is None else cold
         self.f_evals = built.f_evals
         self.out_shape = out_shape
         self.trusted = built.trusted

@@ -39,6 +39,9 @@ class Program:
         cost: ``cost()`` -> XLA's analysis of the program, or None where there is none.
         compiled: JAX's ``jax.stages.Compiled`` program (what ``adlab.profile`` reads),
             else None.
+        loaded: the program was loaded from adlab's cache (``compile_s`` is the load).
+        cold_compile_s: what compiling it took when it was compiled (``compile_s`` itself
+            unless ``loaded``); None: as ``compile_s``.
     """
 
     call: Callable[[Any], Any]
@@ -47,6 +50,8 @@ class Program:
     first: Any = None
     cost: Callable[[], dict[str, float] | None] = lambda: None
     compiled: Any = None
+    loaded: bool = False
+    cold_compile_s: float | None = None
 
 
 def tree_map(fn: Callable, tree: Any) -> Any:

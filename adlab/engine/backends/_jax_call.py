@@ -24,6 +24,7 @@ from typing import Any
 import jax
 
 from .. import memory as _memory
+from .. import program_cache as _programs
 from ..cache import use_cache
 from ..precision import precision_scope, restore_x64, swap_x64
 from ..userline import _TRACER_ERRORS
@@ -57,7 +58,7 @@ def bind(fn: Callable, inputs: tuple, jit: bool) -> tuple[Callable, Any, tuple]:
     rest = inputs[1:]
     if not jit:
         return (lambda x: fn(x, *rest)), None, ()
-    held = {i: a for i, a in enumerate(rest, 1) if _nbytes(a) <= HOLD_MAX_BYTES}
+    held = {i: inputs[i] for i in _held(inputs)}
     passed = tuple(a for i, a in enumerate(rest, 1) if i not in held)
 
     def run(*given: Any) -> Any:  # given: the passed ones, then x
@@ -66,6 +67,9 @@ def bind(fn: Callable, inputs: tuple, jit: bool) -> tuple[Callable, Any, tuple]:
         return fn(given[-1], *(kept[i] if i in kept else next(more)
                                for i in range(1, len(inputs))))  # fmt: skip
 
+    # named apart from the "jit_run" programs of earlier adlabs that JAX's cache may hold:
+    # one loaded from there could not be kept in adlab's own (program_cache.fresh)
+    run.__name__ = run.__qualname__ = "adlab_derivative"
     program = jax.jit(run)
     call = functools.partial(program, *passed) if passed else program
     return call, program, (*passed, inputs[0])
@@ -118,39 +122,86 @@ def _trace(jitted: Any, args: tuple, eager: bool) -> Any:
 
 def program(built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
             guard: Callable) -> Program:  # fmt: skip
-    """Bind, trace and (if ``jit``) compile ``built.fn``; refuse what would not fit in memory.
+    """Bind, trace and (if ``jit``) compile ``built.fn``, or load it from adlab's cache of
+    compiled programs; refuse what would not fit in memory.
 
     ``guard(thunk, cures)`` runs a step that may fail in the model's code.
     """
     with precision_scope(precision):
         call, jitted, example = bind(built.fn, inputs, jit=jit)
         through_jit = fast = in_precision(call, precision == "float64")
-        compiled, compile_s, first = None, 0.0, None
         use_cache()  # JAX's compilation cache on disk, once per process
-        start = time.perf_counter()
         # what is compiled is what p(x) runs; run eagerly, the general function
         # is traced only to find its largest array
         if not jit:
             jitted, example = jax.jit(built.fn), args
-        traced = guard(lambda: _trace(jitted, example, eager=not jit), True)
-        if traced is not None:
-            biggest, aval = _memory.largest_array(traced.jaxpr.jaxpr)
-            _memory.check(biggest, f"an intermediate array {aval.str_short() if aval else ''}")
-        if jit:
-            compiled = traced.lower().compile()
-            compile_s = time.perf_counter() - start
-            mem = xla_cost(compiled)
-            _memory.check(mem["temp_bytes"] + mem["output_bytes"], "XLA's compiled program")
+        # adlab's own cache: a hit skips tracing and lowering (program_cache)
+        key = _programs.key(inputs, _held(inputs)) if jit else None
+        hit = _programs.load(key) if key else None
+        if hit is None:
+            compiled, compile_s = _compile(jitted, example, jit, guard, key)
+        else:
+            _memory.check(*hit.biggest)
+            _memory.check(hit.xla["temp_bytes"] + hit.xla["output_bytes"],
+                          "XLA's compiled program")  # fmt: skip
+            compiled, compile_s = hit.compiled, hit.load_s
+    first = None
     if compiled is not None:
         # The first call, outside the precision scope: JAX keys its fast path on the
         # caller's x64 state, so later calls from the same place take it at once.
-        fast, first = direct(compiled, example)
+        try:
+            fast, first = direct(compiled, example)
+        except Exception:
+            if hit is None:
+                raise
+            # an entry that loads but does not run: compiled afresh in its place
+            _programs.drop(key)
+            return program(built, inputs, args, jit=jit, precision=precision, guard=guard)
         if len(example) > 1:  # the passed arguments, before x
             fast = functools.partial(fast, *example[:-1])
-    cost = functools.cache(lambda: _cost(compiled, inputs, example, built.cost_fn, args,
-                                         precision))  # fmt: skip
+    cost = functools.cache(lambda: _cached_cost(key, hit, compiled, inputs, example,
+                                                built.cost_fn, args, precision))  # fmt: skip
     return Program(call=fast, fallback=through_jit, compile_s=compile_s, first=first, cost=cost,
-                   compiled=compiled)  # fmt: skip
+                   compiled=compiled, loaded=hit is not None,
+                   cold_compile_s=hit.compile_s if hit is not None else compile_s)  # fmt: skip
+
+
+def _compile(jitted: Any, example: tuple, jit: bool, guard: Callable,
+             key: str | None) -> tuple[Any, float]:  # fmt: skip
+    """(compiled or None, seconds): trace (and if ``jit``, lower and compile) ``jitted`` at
+    ``example``, checking its memory; kept in adlab's cache under ``key``, if any."""
+    start = time.perf_counter()
+    traced = guard(lambda: _trace(jitted, example, eager=not jit), True)
+    biggest: tuple[int, str] = (0, "")
+    if traced is not None:
+        size, aval = _memory.largest_array(traced.jaxpr.jaxpr)
+        biggest = (size, f"an intermediate array {aval.str_short() if aval else ''}")
+        _memory.check(*biggest)
+    if not jit:
+        return None, 0.0
+    with _programs.fresh(key) as storable:
+        compiled = traced.lower().compile()
+    compile_s = time.perf_counter() - start
+    mem = xla_cost(compiled)
+    _memory.check(mem["temp_bytes"] + mem["output_bytes"], "XLA's compiled program")
+    if storable():
+        _programs.store(key, compiled, compile_s=compile_s, biggest=biggest, xla=mem)
+    return compiled, compile_s
+
+
+def _held(inputs: tuple) -> set[int]:
+    """The indices of the bound arguments ``bind`` holds in the program as constants."""
+    return {i for i, a in enumerate(inputs) if i > 0 and _nbytes(a) <= HOLD_MAX_BYTES}
+
+
+def _cached_cost(key, hit, compiled, *rest) -> dict[str, float] | None:
+    """``_cost``, read from adlab's cache where it was stored, and stored where it was not."""
+    if hit is not None and hit.cost is not None:
+        return dict(hit.cost)
+    cost = _cost(compiled, *rest)
+    if key and cost is not None:
+        _programs.remember_cost(key, cost)
+    return cost
 
 
 def _cost(compiled, inputs, example, cost_fn, args, precision) -> dict[str, float] | None:
