@@ -321,19 +321,11 @@ def test_python_if_runs_under_numpy_backend():
 @pytest.mark.parametrize(
     ("expr", "words"),
     [
-        ("np.abs(y)", "`np.abs` is applied"),
-        ("abs(y)", "`abs` is applied"),
-        ("np.maximum(y, 0.1)", "`np.maximum` is applied"),
-        ("np.minimum(y, 0.1)", "`np.minimum` is applied"),
-        ("np.sign(y) * y", "`np.sign` is applied"),
-        ("np.where(y > 0.1, y, 0.0)", "the comparison `y > 0.1` is applied"),
-        ("(y < 0.1) * y", "the comparison `y < 0.1` is applied"),
         ("np.real(y)", "`np.real` is applied"),
         ("np.conj(y)", "`np.conj` is applied"),
-        ("np.max(y) * y", "`np.max` is applied"),
         # inside a library function: its name, and what it uses
         ("np.linalg.norm(y) * y", "`np.linalg.norm` (it uses `"),
-        ("np.logaddexp(y, 2 * y)", "`np.logaddexp` (it uses `max` inside) is applied"),
+        # abs, max, comparisons and logaddexp compare real parts: test_gradbench_engine.py
     ],
 )
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
@@ -345,8 +337,6 @@ def test_complex_step_refuses_non_analytic_f_naming_what_the_user_wrote(expr, wo
     assert words in message, message
     assert info.value.lineno == 7 and expr in message, message
     assert "forward or reverse mode" in message  # what to do instead
-    # the smooth rewrite of abs is offered for abs only
-    assert ("np.sqrt(x**2 + 1e-30)" in message) == ("uses `abs`" in message or "abs(" in expr)
     # ... while the other modes take the same f
     adlab.derivative(m, X, mode="reverse")
 

@@ -254,3 +254,64 @@ def test_a_result_too_large_is_still_refused_clearly(monkeypatch):
     (x,) = m.setup(20_000)  # a 20,000 x 20,000 Jacobian: 3.2 GB
     with pytest.raises(adlab.SizeError, match=r"the derivative \(\(20000,\) x \(20000,\)\)"):
         adlab.derivative(m, x, mode="forward")
+
+
+# ------------------------------------------------- complex step, real-part comparisons
+LOGADDEXP = LSE.replace(
+    "m = np.max(x)\n    return m + np.log(np.sum(np.exp(x - m)))",
+    "return np.sum(np.logaddexp(x, 2 * np.flip(x)))",
+)
+
+
+@pytest.mark.parametrize("backend", FRAMEWORKS)
+@pytest.mark.parametrize("x", [[0.3, 0.9, 0.1, 0.5], [0.3, 0.9, 0.9, 0.1]], ids=["unique", "tied"])
+def test_log_sum_exp_is_exact_under_complex_step(backend, x):
+    """The max shift compares real parts and carries the imaginary part: exact, whether the
+    maximum is unique or tied; np.logaddexp likewise."""
+    _available(backend)
+    x = np.asarray(x)
+    for text in (LSE, LOGADDEXP):
+        m = adlab.Model.from_source(text, "lse")
+        got = adlab.derivative(m, x, mode="complex-step", backend=backend)
+        want = adlab.derivative(m, x, mode="reverse")
+        assert np.max(np.abs(got - want) / np.abs(want)) <= 4e-16
+    assert (
+        np.max(
+            np.abs(
+                adlab.derivative(adlab.Model.from_source(LSE), x, mode="complex-step") - _softmax(x)
+            )
+        )
+        <= 1e-16
+    )
+
+
+@pytest.mark.parametrize("expr", ["np.abs(y)", "np.maximum(y, 0.1)", "np.minimum(y, 0.1)",
+                                  "np.where(y > 0.1, y, 0.0)", "np.max(y) * y", "np.sort(y)",
+                                  "np.clip(y, -0.2, 0.5)", "np.sign(y) * y"])  # fmt: skip
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_comparisons_follow_the_real_part(expr, backend):
+    m = adlab.Model.from_source(
+        "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+        f"def f(x):\n    y = np.sin(x)\n    z = {expr}\n    return np.sum(z * y**2)\n"
+    )
+    (x,) = m.setup(6)
+    got = adlab.derivative(m, x, mode="complex-step", backend=backend)
+    assert error(got, adlab.derivative(m, x, mode="reverse")) <= 1e-15
+
+
+@pytest.mark.parametrize(("expr", "words"), [
+    ("np.real(y)", "`np.real` is applied"), ("np.conj(y)", "`np.conj` is applied"),
+    ("np.linalg.norm(y) * y", "`np.linalg.norm` (it uses `"),
+    ("np.abs(np.exp(1j * y))", "computes with complex numbers of its own"),
+])  # fmt: skip
+def test_what_is_truly_not_analytic_is_still_refused(expr, words):
+    m = adlab.Model.from_source(
+        "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+        f"def f(x):\n    y = np.sin(x)\n    z = {expr}\n    return np.sum(z * y)\n"
+    )
+    (x,) = m.setup(4)
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.derivative(m, x, mode="complex-step")
+    assert words in str(info.value) and info.value.lineno == 7
+    # outside complex step np.abs of a complex number is still its modulus
+    assert adlab.derivative(m, x, mode="reverse").shape == (4,)

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._vocab import ModelError
 from .backends import get_backend
+from .backends._real_part import with_real_part
 from .explain import np_imports
 from .settings import (
     SETTING_TYPES,
@@ -271,7 +272,9 @@ def _run(code: Any, name: str, files: frozenset[str], backend: str, precision: s
          bound: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The model's module namespace, its source run with ``np`` of ``backend``."""
     base = get_backend(backend).namespace(precision)
-    ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base, **bound}
+    # np's comparing functions follow the real-part rule under complex step (_real_part)
+    ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base,
+                          "np": with_real_part(base["np"]), **bound}  # fmt: skip
     with user_errors(files, "the model's top level"):
         exec(code, ns)
     return ns

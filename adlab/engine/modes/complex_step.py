@@ -1,11 +1,16 @@
 """Complex step: f'(x) = Im f(x + ih) / h, exact to rounding for analytic f.
 
 There is no subtraction, so h can be tiny (default 1e-20) and the result keeps
-all digits. It is only right when f is analytic along the path: abs, sign,
-max/min, comparisons and real/conj on a value that depends on x break it
-*silently* (|x + ih| has zero imaginary part, giving derivative 0). So before
-building, we trace f with a complex x and refuse if any such operation
-touches a complex value.
+all digits. It is only right when f is analytic along the path. Functions that
+compare (max, abs, sort, logaddexp, comparisons) compare the real parts and
+carry the imaginary part along, as Martins, Sturdza and Alonso prescribe: the
+model's ``np`` does so while complex step evaluates f
+(``backends._real_part``). What stays non-analytic is what drops or bends the
+imaginary part on its way to f's value: real, imag, conj, angle, a modulus
+inside a library function (``np.linalg.norm``), floor and round. So before
+building, we trace f with a complex x and refuse if such an operation touches
+a complex value and its result reaches f's value; and, with a real x, if f
+computes with complex numbers of its own (the step would mix into them).
 
 References:
     Squire & Trapp, "Using complex variables to estimate derivatives of real
@@ -23,6 +28,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._vocab import ModelError
+from ..backends import _real_part
+from ..backends._real_part import under_complex_step
+from ..index_sets import inexact
 from ..jaxpr import equations_within
 from ..precision import COMPLEX
 from ..userline import source_line
@@ -31,15 +39,13 @@ from ._registry import Built, Spec, Stepping, pick, register
 
 DEFAULT_STEP = 1e-20
 
-# Primitives that are not complex-analytic (or drop the imaginary part).
-NON_ANALYTIC = frozenset(
-    {
-        "abs", "sign", "max", "min", "lt", "le", "gt", "ge", "eq", "ne",
-        "real", "imag", "conj", "floor", "ceil", "round", "clamp", "rem",
-        "reduce_max", "reduce_min", "argmax", "argmin", "sort", "is_finite",
-        "nextafter", "reduce_precision",
-    }
-)  # fmt: skip
+# Primitives that drop or bend the imaginary part of a complex value. Selections
+# (max, min, sort, clamp: JAX's compare complex numbers real part first) and
+# comparisons (a boolean carries no derivative) are not among them.
+NON_ANALYTIC = frozenset({
+    "abs", "sign", "real", "imag", "conj", "floor", "ceil", "round", "rem", "nextafter",
+    "reduce_precision",
+})  # fmt: skip
 
 
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
@@ -105,44 +111,91 @@ def _users_words(prim: str, eqns, files, line: str | None) -> tuple[str, bool] |
 
 def _refusal(prim: str, i: int, words: tuple[str, bool] | None) -> tuple[str, str]:
     """(message, hint) for complex step's refusal of ``prim`` applied to argument i."""
+    hint = "use the forward or reverse mode (exact), or numeric (finite differences)"
+    if prim == "complex":  # f's own complex numbers, found with a real x
+        what = f" ({words[0]} of one)" if words else ""
+        return (f"complex step needs f real on real inputs, but f computes with complex "
+                f"numbers of its own{what}: the step ih would mix into them, and "
+                f"Im f(x + ih)/h would be silently wrong"), hint  # fmt: skip
     if words is None:
         what = f"`{prim}`"
     else:
         what = words[0] if words[1] else f"{words[0]} (it uses `{prim}` inside)"
     message = (f"complex step needs an analytic f, but {what} is applied to a value that "
                f"depends on argument {i}: Im f(x + ih)/h would be silently wrong")  # fmt: skip
-    hint = "use the forward or reverse mode (exact), or numeric (finite differences)"
-    if prim == "abs":
-        hint += "; or write it smoothly (e.g. np.sqrt(x**2 + 1e-30) for abs)"
-    elif prim in COMPARISONS | {"max", "min", "reduce_max", "reduce_min", "clamp"}:
-        hint += ("; complex step cannot use max, min or comparisons yet (it would have to "
-                 "compare real parts only)")  # fmt: skip
+    if prim == "abs":  # np.abs itself compares real parts: this one is a library's modulus
+        hint += "; or write the modulus with analytic operations (np.sqrt(np.sum(x**2)))"
     return message, hint
+
+
+def _reaching(jaxpr) -> set:
+    """The variables of ``jaxpr`` whose value flows, through inexact values, into its
+    inexact outputs: a boolean (a comparison's) carries no derivative on."""
+    live = {v for v in jaxpr.outvars if not hasattr(v, "val") and inexact(v.aval)}
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars if inexact(v.aval)):
+            live.update(v for v in eqn.invars if hasattr(v, "aval") and not hasattr(v, "val"))
+    return live
+
+
+def _complex_in(eqn) -> bool:
+    return any(jnp.issubdtype(getattr(v.aval, "dtype", np.float64), jnp.complexfloating)
+               for v in eqn.invars if hasattr(v, "aval"))  # fmt: skip
+
+
+def _first_harmful(jaxpr):
+    """(equation, its enclosing equations) of the first non-analytic operation on a
+    complex value whose result reaches the value of the (sub)program it is in."""
+    live: dict[int, set] = {}
+    for eqn, outer in equations_within(jaxpr):
+        if eqn.primitive.name not in NON_ANALYTIC or not _complex_in(eqn):
+            continue
+        if any(_real_part.is_rule(fr.file_name, fr.function_name)
+               for e in (eqn, *outer) for fr in _frames(e)):  # fmt: skip
+            continue  # the real-part rule's own comparisons and shifts: exact by design
+        home = _home(jaxpr, eqn, outer)
+        if id(home) not in live:
+            live[id(home)] = _reaching(home)
+        if any(v in live[id(home)] for v in eqn.outvars):
+            return eqn, outer
+    return None
+
+
+def _home(jaxpr, eqn, outer):
+    """The (sub)jaxpr whose equations hold ``eqn``."""
+    if not outer:
+        return jaxpr
+    from ..jaxpr import _sub_jaxprs
+
+    for param in outer[-1].params.values():
+        for sub in _sub_jaxprs(param):
+            if any(e is eqn for e in sub.eqns):
+                return sub
+    return jaxpr
 
 
 def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
     """(primitive, (file, line) or None, its equations innermost first) of the first
-    non-analytic operation on x, else None."""
+    non-analytic operation on x, else None; the primitive is "complex" when f
+    computes with complex numbers of its own (found with a real x)."""
     x = np.asarray(args[i])
     probe = list(args)
     probe[i] = jax.ShapeDtypeStruct(x.shape, COMPLEX[np.dtype(dtype).name])
-    jaxpr = jax.make_jaxpr(f_jax)(*probe).jaxpr
-    for eqn, outer in equations_within(jaxpr):
-        if eqn.primitive.name not in NON_ANALYTIC:
-            continue
-        if any(
-            jnp.issubdtype(getattr(v.aval, "dtype", np.float64), jnp.complexfloating)
-            for v in eqn.invars
-            if hasattr(v, "aval")
-        ):
-            # inside a jitted library call the user's line is on the call
-            eqns = (eqn, *reversed(outer))
-            for e in eqns:
-                where = _user_line(e, files)
-                if where:
-                    return eqn.primitive.name, where, eqns
-            return eqn.primitive.name, None, eqns
-    return None
+    found = _first_harmful(jax.make_jaxpr(under_complex_step(f_jax))(*probe).jaxpr)
+    own = None
+    if found is None:  # with a real x, outside complex step: f's own complex numbers
+        probe[i] = jax.ShapeDtypeStruct(x.shape, np.dtype(dtype))
+        found = own = _first_harmful(jax.make_jaxpr(f_jax)(*probe).jaxpr)
+    if found is None:
+        return None
+    eqn, outer = found
+    eqns = (eqn, *reversed(outer))  # inside a jitted library call the user's line is the call
+    name = "complex" if own else eqn.primitive.name
+    for e in eqns:
+        where = _user_line(e, files)
+        if where:
+            return name, where, eqns
+    return name, None, eqns
 
 
 def _one(spec: Spec, i: int, h: float, args, flat: bool = False):
@@ -152,7 +205,7 @@ def _one(spec: Spec, i: int, h: float, args, flat: bool = False):
     xp = b.xp
     shape = np.shape(spec.args[i])
     xc = b.complex(xp.reshape(xp.asarray(args[i]), (-1,)), COMPLEX[np.dtype(spec.dtype).name])
-    F, _ = b.points(spec.f, args, i, [xc + 1j * h], flat)
+    F, _ = b.points(under_complex_step(spec.f), args, i, [xc + 1j * h], flat)
     return to_jacobian(xp.imag(F) / h, spec.out_shape, shape, xp)
 
 

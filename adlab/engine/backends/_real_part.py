@@ -1,0 +1,155 @@
+"""Complex step through max, abs and comparisons: compare real parts, carry the imaginary.
+
+Under complex step, x + ih is complex only to carry the derivative in its
+imaginary part. A function that compares (``max``, ``abs``, ``sort``,
+``logaddexp``'s shift) must then decide on the real parts alone and pass the
+chosen values on whole, imaginary part included; that keeps the derivative
+exact (Martins, Sturdza and Alonso 2003). NumPy's and JAX's own functions do
+other things with complex numbers: ``abs`` is the modulus (the imaginary part
+is lost), JAX's ``logaddexp`` wraps the imaginary part into (-pi, pi] (a tiny
+one becomes 0), PyTorch's ``max`` refuses complex tensors.
+
+So the model's ``np`` carries these functions in place of the framework's, and
+they follow the real-part rule only while complex step evaluates f
+(``COMPLEX_STEP``, set by the mode around its calls and traces of f). Otherwise,
+or on a real input, they are the framework's own: a model that computes with
+complex numbers of its own gets the modulus it asked for.
+
+Ties: ``max`` of equal real parts averages their imaginary parts, as reverse
+mode shares the gradient of a tie; ``abs`` at a real part of 0 takes the
+right-hand derivative (+1).
+
+References:
+    Martins, Sturdza & Alonso, "The complex-step derivative approximation",
+    ACM TOMS 29(3), 2003, section 3.2 (abs, max, comparisons).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from collections.abc import Callable
+from typing import Any
+
+#: True while complex step evaluates (or traces) f
+COMPLEX_STEP = contextvars.ContextVar("adlab_complex_step", default=False)
+
+
+def under_complex_step(f: Callable) -> Callable:
+    """``f`` evaluated with the real-part rule on (traces of it included)."""
+
+    @functools.wraps(f)
+    def run(*args: Any) -> Any:
+        token = COMPLEX_STEP.set(True)
+        try:
+            return f(*args)
+        finally:
+            COMPLEX_STEP.reset(token)
+
+    return run
+
+
+def real_part_functions(np: Any) -> dict[str, Callable]:
+    """The comparing functions of the namespace ``np``, each following the real-part
+    rule on a complex input under complex step, else ``np``'s own."""
+
+    def cplx(a: Any) -> bool:
+        dtype = getattr(a, "dtype", None)
+        return dtype is not None and (getattr(dtype, "is_complex", False)
+                                      or getattr(dtype, "kind", "") == "c")  # fmt: skip
+
+    def re(a: Any) -> Any:
+        return np.real(a) if cplx(a) else a
+
+    def rule(name: str, real_part: Callable) -> Callable:
+        own = getattr(np, name)
+
+        @functools.wraps(own)
+        def fn(a: Any, *args: Any, **kwargs: Any) -> Any:
+            if COMPLEX_STEP.get() and (cplx(a) or any(cplx(b) for b in args)):
+                return real_part(a, *args, **kwargs)
+            return own(a, *args, **kwargs)
+
+        return fn
+
+    def absolute(z):
+        return np.where(re(z) < 0, -z, z)
+
+    def sign(z):
+        return np.sign(re(z))
+
+    def maximum(a, b):  # a tie: the mean, whose real part is the tied value exactly
+        ra, rb = re(a), re(b)
+        return np.where(ra > rb, a, np.where(ra < rb, b, (a + b) / 2))
+
+    def minimum(a, b):
+        return -maximum(-a, -b)
+
+    def amax(z, axis=None, keepdims=False):  # the ties' mean: z - m is imaginary there
+        r = re(z)
+        m = np.max(r, axis=axis, keepdims=True)
+        hit = r == m
+        shift = np.sum(np.where(hit, z - m, 0 * z), axis=axis, keepdims=True)
+        out = m + shift / np.sum(hit, axis=axis, keepdims=True)
+        return out if keepdims else (np.reshape(out, ()) if axis is None else
+                                     np.squeeze(out, axis=axis))  # fmt: skip
+
+    def amin(z, axis=None, keepdims=False):
+        return -amax(-z, axis=axis, keepdims=keepdims)
+
+    def argmax(z, *args, **kwargs):
+        return np.argmax(re(z), *args, **kwargs)
+
+    def argmin(z, *args, **kwargs):
+        return np.argmin(re(z), *args, **kwargs)
+
+    def argsort(z, axis=-1):
+        return np.argsort(re(z), axis=axis)
+
+    def sort(z, axis=-1):
+        return np.take_along_axis(z, np.argsort(re(z), axis=axis), axis=axis)
+
+    def clip(z, lo=None, hi=None):
+        z = z if lo is None else maximum(z, lo)
+        return z if hi is None else minimum(z, hi)
+
+    def logaddexp(a, b):  # any shift is exact; the real one keeps exp from overflowing
+        m = np.maximum(re(a), re(b))
+        return m + np.log(np.exp(a - m) + np.exp(b - m))
+
+    def logaddexp2(a, b):
+        m = np.maximum(re(a), re(b))
+        return m + np.log2(np.exp2(a - m) + np.exp2(b - m))
+
+    # (names also in RULES: complex step's check trusts what these compute)
+    table = {
+        "abs": absolute, "absolute": absolute, "fabs": absolute, "sign": sign,
+        "maximum": maximum, "fmax": maximum, "minimum": minimum, "fmin": minimum,
+        "max": amax, "amax": amax, "min": amin, "amin": amin, "argmax": argmax,
+        "argmin": argmin, "argsort": argsort, "sort": sort, "clip": clip,
+        "logaddexp": logaddexp, "logaddexp2": logaddexp2,
+    }  # fmt: skip
+    return {name: rule(name, fn) for name, fn in table.items() if hasattr(np, name)}
+
+
+#: the functions above that compute the real-part rule (not the wrappers choosing it)
+RULES = frozenset({
+    "absolute", "sign", "maximum", "minimum", "amax", "amin", "argmax", "argmin", "argsort",
+    "sort", "clip", "logaddexp", "logaddexp2",
+})  # fmt: skip
+
+
+def is_rule(file_name: str, function_name: str) -> bool:
+    """Whether a traceback frame is inside one of the real-part rules."""
+    return file_name == __file__ and function_name.rsplit(".", 1)[-1] in RULES
+
+
+@functools.cache
+def with_real_part(np: Any) -> Any:
+    """A namespace with ``np``'s names and ``real_part_functions`` in place of its own."""
+    from ._namespace import Namespace
+
+    base = getattr(np, "__adlab_base__", np)
+    framework = getattr(np, "__adlab_framework__", None) or np.__name__.split(".")[0]
+    names = {k: v for k, v in vars(np).items() if not k.startswith("_")}
+    return Namespace(framework, base, {**names, **real_part_functions(np)})
