@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from adlab import MODES
 from adlab.gradbench import harness
 from adlab.gradbench.jobs import Options
 from adlab.gradbench.tool import Tool, serve
@@ -52,7 +53,12 @@ def pairs(entries: list[dict]) -> list[tuple[dict, dict]]:
 
 
 def close(expected, actual, tol: float) -> bool:
-    """GradBench's own comparison (ADBench's): |a - b| / max(1, |a| + |b|), same shapes."""
+    """GradBench's own comparison (ADBench's): |a - b| / max(1, |a| + |b|), same shapes
+    and the same keys (gmm's Jacobian is an object of arrays)."""
+    if isinstance(expected, dict) or isinstance(actual, dict):
+        return (isinstance(expected, dict) and isinstance(actual, dict)
+                and expected.keys() == actual.keys()
+                and all(close(expected[k], actual[k], tol) for k in expected))  # fmt: skip
     if isinstance(expected, list) != isinstance(actual, list):
         return False
     a, b = np.asarray(expected, dtype=float), np.asarray(actual, dtype=float)
@@ -109,9 +115,18 @@ def test_replayed_transcript_answers_as_recorded(path):
     assert analysed == sum(m["kind"] == "evaluate" for m, _ in pairs(entries)) > 0
 
 
-def test_transcripts_cover_each_mode():
+def test_transcripts_cover_each_mode_and_eval():
     modes = {options_of(load(p)).mode for p in TRANSCRIPTS}
-    assert {"reverse", "forward", "numeric"} <= modes
+    evals = {load(p)[0]["message"]["eval"] for p in TRANSCRIPTS}
+    assert set(MODES) <= modes
+    assert {"hello", "llsq", "lse", "gmm", "ode", "det", "kmeans"} <= evals
+
+
+def test_the_comparison_tells_a_wrong_answer():
+    assert close({"a": [1.0, 2.0]}, {"a": [1.0, 2.0 + 1e-12]}, 1e-10)
+    assert not close({"a": [1.0, 2.0]}, {"a": [1.0, 2.001]}, 1e-10)
+    assert not close([1.0, 2.0], [1.0], 1e-10) and not close(1.0, [1.0], 1e-10)
+    assert not close({"a": 1.0}, {"b": 1.0}, 1e-10)
 
 
 # ---------------------------------------------------------------- errors
