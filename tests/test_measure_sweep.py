@@ -383,3 +383,37 @@ def test_a_sweep_times_the_prepared_call_on_its_own_inputs(monkeypatch):
     records = list(adlab.bench("normal_logpdf", [3], ["reverse", "numeric[richardson]"], **FAST))
     assert all(r.skipped is None and r.error is not None for r in records if r.mode != "primal")
     assert rebinds == []
+
+
+def test_a_program_loaded_from_the_cache_says_so_and_the_budget_sees_its_compile(
+    tmp_path, monkeypatch
+):
+    """A point whose program was loaded from adlab's cache records its load as compile_s,
+    marked ``compile_loaded``; the budget extrapolates what compiling took (the next size
+    may have to compile), not the load."""
+    from adlab.engine import cache
+
+    monkeypatch.setenv("ADLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("ADLAB_CACHE", raising=False)
+    monkeypatch.setattr(cache, "_disabled", False)
+    source = adlab.load_model("normal_logpdf").source
+    given: list[tuple[str, float]] = []
+    add = Budget.add
+
+    def spy(self, label, n, call_s, compile_s, *rest):
+        given.append((label, compile_s))
+        add(self, label, n, call_s, compile_s, *rest)
+
+    monkeypatch.setattr(Budget, "add", spy)
+
+    def sweep():
+        model = Model.from_source(source, "normal_logpdf")  # a new model, the same source
+        return list(adlab.bench(model, [3], ["reverse"], reference=None, **FAST))
+
+    cold = sweep()
+    warm = sweep()
+    assert [r.compile_loaded for r in cold] == [False, False]
+    assert [r.compile_loaded for r in warm] == [True, True]
+    points = [(label, c) for label, c in given if label in ("primal", "reverse")]
+    assert len(points) == 4 and points[2:] == points[:2]  # cold compile times, not the loads
+    assert [r.compile_s for r in warm] != [c for _, c in points[2:]]
