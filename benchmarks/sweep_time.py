@@ -65,7 +65,7 @@ def outermost(owner, name, phase):
 
 outermost(sweep, "machine_noise", "noise check")
 outermost(derivative, "prepare", "prepare")  # the floor's (imported when first called)
-outermost(sweep, "prepare", "prepare")
+outermost(sweep, "prepare_series", "prepare")
 outermost(timing.Stopwatch, "start", "warm-up + autorange")
 outermost(timing.Stopwatch, "repeat", "timed repeats")
 compile_ = jax.stages.Lowered.compile
