@@ -60,13 +60,17 @@ def test_frame_table_against_the_differences():
     )
 
 
-def test_ratios_table_has_xla_flops_only_where_xla_counted():
+def test_ratios_table_has_flops_only_where_a_counter_counted():
     records = [rec("batched", 10, 1e-3, ratio_to_primal=2.5, flops_ratio=3.1),
                rec("batched (PyTorch)", 10, 2e-3, backend="torch", jit=False,
-                   ratio_to_primal=2.0)]  # fmt: skip
+                   ratio_to_primal=2.0, flops_ratio=3.0),
+               rec("reverse(autograd)", 10, 2e-3, backend="autograd", jit=False,
+                   ratio_to_primal=4.0)]  # fmt: skip
     t = tutorial.ratios_table(records)
     assert t.select("series", "time / f", "flops / f").rows == (
-        ("batched", "2.5x", "3.1x"), ("batched (PyTorch)", "2x", "-"))  # fmt: skip
+        ("batched", "2.5x", "3.1x"), ("batched (PyTorch)", "2x", "3x"),
+        ("reverse(autograd)", "4x", "-"))  # fmt: skip
+    assert "FlopCounterMode" in t.notes[0] and "matrix products only" in t.notes[0]
 
 
 def test_gist_table_is_laid_out_as_the_gist():

@@ -120,8 +120,12 @@ class Prepared:
         return self.inputs[0]
 
     def cost(self) -> dict[str, float] | None:
-        """XLA's analysis of the compiled derivative, or None (not jitted, or a
-        framework without it: only JAX's programs have it here).
+        """XLA's analysis of the compiled derivative, PyTorch's count of its matrix
+        products, or None (JAX not jitted, or a framework with neither).
+
+        PyTorch (``backends/_torch_flops``): ``flops`` from ``FlopCounterMode``, which
+        counts matrix products, convolutions and attention only, and ``counter``
+        saying so; the derivative is run once more, eagerly, to count it.
 
         Keys: ``flops``, ``transcendentals``, ``bytes_accessed`` and, from the
         memory analysis, ``temp_bytes``, ``argument_bytes`` (every argument,

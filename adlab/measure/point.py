@@ -16,6 +16,9 @@ from .floor import at_floor
 from .series import Series
 from .timing import Stopwatch
 
+#: what a record's ``flops_counter`` says for a count from XLA's cost analysis
+XLA_COUNTER = "XLA cost analysis: every operation"
+
 
 def finite(x: Any) -> float | None:
     """A float, or None for None, NaN and infinities (XLA says NaN for "not counted")."""
@@ -39,8 +42,9 @@ class Point:
         primal: the point of f with the same options (None for a primal).
         base: the record fields known before measuring.
         skipped: the reason it is not measured, once known.
-        prepared, notes, cost, dispatch: ``prepare``'s program, its caveats, XLA's
-            cost and how JAX's CPU client runs it ("inline" or "async").
+        prepared, notes, cost, dispatch: ``prepare``'s program, its caveats, its cost
+            (XLA's; PyTorch's flop count, left until ``fields``) and how JAX's CPU
+            client runs it ("inline" or "async").
         watch: the stopwatch whose repeats the sweep interleaves.
         record: the finished record.
     """
@@ -67,9 +71,16 @@ class Point:
         rec = self.primal.record if self.primal else None
         return rec.median_s if rec else None
 
+    def counted(self) -> dict[str, Any] | None:
+        """The cost, counted now where it was left until after the timing (PyTorch
+        counts by running the derivative once more, under ``FlopCounterMode``)."""
+        if self.cost is None and self.prepared is not None:
+            self.cost = self.prepared.cost()
+        return self.cost
+
     def fields(self, t: Timing, floor: Timing | None) -> dict[str, Any]:
         """Record fields from the timing, the floor that bounds it (measured beside it;
-        for a program run on a worker thread, the hand-off's) and XLA's cost."""
+        for a program run on a worker thread, the hand-off's) and its cost."""
         out: dict[str, Any] = dict(
             compile_s=t.compile_s, first_call_s=t.first_call_s, min_s=t.min_s,
             median_s=t.median_s, iqr_s=t.iqr_s, loops=t.loops, repeats=t.repeats,
@@ -81,15 +92,17 @@ class Point:
             out["primal_s"] = primal_s
         if primal_s:
             out["ratio_to_primal"] = t.median_s / primal_s
-        cost = self.cost
+        cost = self.counted()
         if cost:
             out.update(
                 flops=finite(cost["flops"]),
-                bytes_accessed=finite(cost["bytes_accessed"]),
-                temp_bytes=finite(cost["temp_bytes"]),
+                flops_counter=cost.get("counter", XLA_COUNTER),
+                bytes_accessed=finite(cost.get("bytes_accessed")),
+                temp_bytes=finite(cost.get("temp_bytes")),
                 dispatch=self.dispatch,
             )
-            pcost = cost if self.v.mode == "primal" else (self.primal.cost if self.primal else None)
+            primal = self.primal.counted() if self.primal else None
+            pcost = cost if self.v.mode == "primal" else primal
             if pcost:
                 out["primal_flops"] = finite(pcost["flops"])
                 if out["flops"] is not None and out["primal_flops"]:

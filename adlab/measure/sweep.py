@@ -294,7 +294,10 @@ class _Run:
         budget_s = self.budget.budget_s
         try:
             p, notes = self._prepare(pt.m, pt.args, v)
-            pt.prepared, pt.notes, pt.cost = p, list(notes), p.cost()
+            # XLA's analysis reads the compiled program; PyTorch counts by running it,
+            # so its count waits until after the timing (Point.counted)
+            pt.prepared, pt.notes = p, list(notes)
+            pt.cost = p.cost() if v.backend == "jax" else None
             if pt.cost:
                 pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
             colors, nnz = getattr(p, "colors", None), getattr(p, "nnz", None)  # sparse only

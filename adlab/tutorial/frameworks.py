@@ -123,7 +123,7 @@ def frame_table(records: Iterable[Record], n: int, baseline: str) -> Table:
 # ---------------------------------------------------------------- question 2
 def ratios_table(records: Iterable[Record]) -> Table:
     """Per series and n: how it ran, its time over its own framework's primal, and its
-    flops over the primal's where XLA counted them."""
+    flops over the primal's where XLA or PyTorch's FlopCounterMode counted them."""
     rows = []
     for r in _measured(records):
         if r.mode == "primal":
@@ -133,7 +133,9 @@ def ratios_table(records: Iterable[Record]) -> Table:
         rows.append((r.label, how(r.backend, r.jit), r.n, ratio, flops))
     return Table.of(("series", "how", "n", "time / f", "flops / f"), rows, notes=[
         "time / f: over the primal in the same framework, written the same way; flops / f: "
-        "XLA's count, so only for programs XLA compiles (JAX here)"])  # fmt: skip
+        "XLA's count for programs XLA compiles (JAX here), every operation; PyTorch's "
+        "FlopCounterMode for PyTorch, matrix products only (elementwise work such as tanh "
+        "is not counted): compare flops / f within one framework"])  # fmt: skip
 
 
 # ---------------------------------------------------------------- question 3

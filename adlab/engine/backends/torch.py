@@ -14,7 +14,8 @@ is NumPy code, and PyTorch's functions take tensors, not Python numbers.
 Reverse mode is ``torch.autograd.grad`` (as its users write it) for a scalar f
 and ``torch.func.jacrev`` for a Jacobian; forward mode ``torch.func.jacfwd``;
 perturbed points are evaluated by ``torch.func.vmap``. ``jit`` is
-``torch.compile``, whose first call is the compile.
+``torch.compile``, whose first call is the compile. ``Prepared.cost()`` is
+``FlopCounterMode``'s count of matrix products (``_torch_flops``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..args import wrt_indices
 from . import _namespace
 from ._base import Backend, tree_map, with_arg
 from ._loops import python_loops
+from ._torch_flops import count_flops
 
 with warnings.catch_warnings():
     # forward AD loads these on first use, and they warn of PyTorch's own use of its
@@ -197,8 +199,12 @@ class TorchBackend(Backend):
         with warnings.catch_warnings():
             # torch.compile's first call warns of PyTorch's own internals (deprecations)
             warnings.simplefilter("ignore", FutureWarning)
-            return super().program(built, inputs, args, jit=jit, precision=precision,
+            prog = super().program(built, inputs, args, jit=jit, precision=precision,
                                    guard=guard)  # fmt: skip
+        # counted on the eager function, once, when asked for (see _torch_flops)
+        eager = self._bind(built.fn, inputs[1:])
+        prog.cost = functools.cache(lambda: count_flops(eager, inputs[0]))
+        return prog
 
     def needs_wait(self) -> bool:
         return self.device.type == "cuda"
