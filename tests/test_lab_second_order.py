@@ -221,3 +221,15 @@ def test_choices_with_nothing_to_run_are_greyed_out_with_the_reason():
     assert not lab.composition_checkboxes["reverse-over-forward"].disabled
     step = lab.composition_checkboxes["complex-step"]
     assert step.disabled and "(Hessian only)" in step.description
+
+
+def test_ticks_that_make_no_series_say_what_to_tick():
+    state = LabState(n=3, modes=["hvp"], compositions=["complex-step"], frameworks=["jax"],
+                     steps=False, **FAST)  # fmt: skip
+    assert state.variants == []
+    state.run()
+    assert not state.running
+    assert state.status == (
+        "Choose at least one mode and one framework to measure, and a composition that "
+        "Hessian or HVP takes (complex step: Hessian only)."
+    )

@@ -68,6 +68,14 @@ def variant(mode: str, bracket: str | None = None, framework: str = "jax", *,
     return series.spelled({"backend": "jax"})
 
 
+def nothing_chosen(modes: Iterable[str]) -> str:
+    """What to do when the ticks make no variant at all."""
+    text = "Choose at least one mode and one framework to measure"
+    if set(modes) & set(SECOND_ORDER):
+        text += ", and a composition that Hessian or HVP takes (complex step: Hessian only)"
+    return text + "."
+
+
 def _pairs(mode: str, composition: str | None, sparse: bool) -> bool:
     """Whether a composition goes with this mode: complex step gives no HVP, so neither an
     HVP nor a sparse Hessian (taken in HVPs). Said on the composition's checkbox, so

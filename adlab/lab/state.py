@@ -38,7 +38,7 @@ from ..measure.findings import crossovers
 from ..report import to_csv, to_json
 from .editing import ModelEditing
 from .edits import Edits
-from .modes import variants
+from .modes import nothing_chosen, variants
 from .patterns import PATTERN_N_MAX
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
 from .sources import resolve
@@ -155,7 +155,7 @@ class LabState(ModelEditing):
         with self.lock:
             if self.running and not self.variants:
                 self.stop()
-                self.status += " No mode or no framework is chosen."
+                self.status += " " + nothing_chosen(self.modes)
             elif self.running:
                 self._begin(delay=DEBOUNCE_S)
             elif self.results and self.error is None:
@@ -169,7 +169,7 @@ class LabState(ModelEditing):
                 self.status = "Nothing to run: fix the model's error first."
                 return
             if not self.variants:
-                self.status = "Choose at least one mode and one framework to measure."
+                self.status = nothing_chosen(self.modes)
                 return
             self._begin(delay=0.0)
         if wait:
