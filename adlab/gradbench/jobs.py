@@ -23,6 +23,8 @@ from ..engine.args import backend_inputs, wrt_indices
 from ..engine.backends import get_backend
 from ..engine.derivative import prepare
 from ..engine.model import Model
+from ..engine.modes.second_order import BACKENDS as NESTING
+from ..engine.precision import precision_scope
 from ..engine.second import prepare_hessian, prepare_hvp
 from ..measure.timing import awaited_call
 
@@ -104,6 +106,12 @@ class Job:
         if kind in ("gradient", "sparse"):  # sparse: dense where the mode has no sparse form
             return [(lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)]
         if kind == "dir":
+            if o.backend not in NESTING:
+                raise ValueError(
+                    f"kmeans's dir needs the Hessian's diagonal, and adlab takes second "
+                    f"derivatives on {', '.join(NESTING)} only, not on {o.backend}: run the "
+                    f"tool with --backend jax for kmeans"
+                )
             second = HESSIAN_MODES[o.mode]
             jit = True if o.jit is None else o.jit  # nested modes are JAX's (jitted by default)
             nested = dict(backend=o.backend, jit=jit, precision=o.precision)
@@ -141,8 +149,10 @@ class Job:
         results = [p(*inputs) for (p, _), inputs in zip(self._parts, self._inputs, strict=True)]
         if self.kind == "dir":
             gradient, second = results
-            diagonal = second if second.ndim == 1 else _diagonal(second)
-            return newton_direction(gradient, diagonal)
+            # outside the programs, JAX computes at the job's precision only when told
+            with precision_scope(self.options.precision):
+                diagonal = second if second.ndim == 1 else _diagonal(second)
+                return newton_direction(gradient, diagonal)
         return results[0]
 
     def to_numpy(self, result: Any) -> Any:
