@@ -120,10 +120,12 @@ def test_wrt_profiles_the_derivative_with_respect_to_another_argument():
 
 
 def test_numpy_backend_is_refused_with_what_to_do():
-    with pytest.raises(ValueError, match=r"JAX-only for now.*backend='jax'"):
+    with pytest.raises(ValueError, match=r"JAX and PyTorch.*backend='jax' or backend='torch'"):
         adlab.profile("rosenbrock", 10, "numeric", backend="numpy")
     with pytest.raises(ValueError, match="jit=True"):
         adlab.profile("rosenbrock", 10, jit=False)
+    with pytest.raises(ValueError, match="eagerly.*leave jit unset"):
+        adlab.profile("rosenbrock", 10, backend="torch", jit=True)
 
 
 def test_cli_prints_the_primal_beside_the_derivative(capsys):
@@ -140,9 +142,49 @@ def test_cli_prints_the_primal_beside_the_derivative(capsys):
 
 def test_cli_numpy_backend_exits_2_with_the_reason(capsys):
     assert main(["profile", "--model", "rosenbrock", "--n", "5", "--backend", "numpy"]) == 2
-    assert "JAX-only" in capsys.readouterr().err
+    assert "JAX and PyTorch" in capsys.readouterr().err
 
 
 def test_flop_rate_of_an_operation_without_time_is_nan():
     assert math.isnan(OpCost("x", 0.0, 1.0, 1.0).flop_rate)
     assert OpCost("x", 2.0, 4.0, 1.0).flop_rate == 2.0
+
+
+# ----------------------------------------------------------------- PyTorch
+@pytest.fixture(scope="module")
+def torch_mlp() -> Profile:
+    return adlab.profile("mlp_batched", 200, "reverse", backend="torch", calls=CALLS)
+
+
+def test_torch_profile_lists_pytorchs_operations_with_their_matrix_flops(torch_mlp):
+    assert (torch_mlp.backend, torch_mlp.calls) == ("torch", CALLS)
+    m = adlab.load_model("mlp_batched")
+    point = m.setup(200, 0)
+    for mode, ops in (("primal", torch_mlp.primal), ("reverse", torch_mlp.derivative)):
+        names = [op.name for op in ops]
+        assert len(set(names)) == len(names) and "aten::mm" in names and "aten::tanh" in names
+        times = [op.time_s for op in ops]
+        assert times == sorted(times, reverse=True) and min(times) >= 0
+        by_name = {op.name: op for op in ops}
+        assert math.isnan(by_name["aten::tanh"].flops)  # not counted, so never "slow"
+        assert all(math.isnan(op.bytes) for op in ops)  # PyTorch counts no bytes
+        # the same counter as Prepared.cost(): the operations' flops add up to it
+        total = adlab.prepare(m, *point, mode=mode, backend="torch").cost()["flops"]
+        assert sum(op.flops for op in ops if math.isfinite(op.flops)) == total
+    assert "MmBackward0" in {op.name for op in torch_mlp.derivative}  # the autograd engine's
+
+
+def test_torch_operation_times_add_up_to_the_measured_call(torch_mlp):
+    # as for JAX: consistency, not speed (a sum over calls would be 8x off)
+    for ops_s, measured in ((torch_mlp.derivative_ops_s, torch_mlp.derivative_s),
+                            (torch_mlp.primal_ops_s, torch_mlp.primal_s)):  # fmt: skip
+        assert 0.25 < ops_s / measured < 4, (ops_s, measured)
+
+
+def test_cli_profiles_pytorch_and_says_which_counter(capsys):
+    argv = ["profile", "--model", "mlp_batched", "--n", "20", "--calls", "2", "--backend", "torch",
+            "--set", "N1=50"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "PyTorch eager on the CPU" in out.splitlines()[0]
+    assert "aten::mm" in out and "FlopCounterMode" in out and "XLA" not in out

@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run the primal and the derivative under JAX's profiler (CPU) and list "
         "the operations XLA executes (fusions, dots, copies), longest first: time per "
         "call, share of the call, XLA's flops and the flop rate; then name the "
-        "derivative's operations whose rate falls far below the primal's.",
+        "derivative's operations whose rate falls far below the primal's. With --backend "
+        "torch: torch.profiler's operations, eagerly, with FlopCounterMode's flops.",
     )
     p.add_argument("--model", default="mlp_batched", help="catalog name or path to a model file")
     p.add_argument("--n", type=int, default=100, help="size passed to the model's setup")
@@ -34,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheme", default="central", choices=sorted(SCHEMES),
                    help="finite-difference scheme for numeric")  # fmt: skip
     p.add_argument("--precision", choices=PRECISIONS, default="float64")
-    p.add_argument("--backend", default="jax", choices=["jax", "numpy"])
+    p.add_argument("--backend", default="jax", choices=["jax", "torch", "numpy"],
+                   help="jax (XLA's operations, jitted) or torch (PyTorch's, eager)")  # fmt: skip
     p.add_argument("--calls", type=int, default=CALLS, help=f"profiled calls (default {CALLS})")
     p.add_argument("--factor", type=float, default=2.0,
                    help="slow: below the primal's flop rate / factor (2)")  # fmt: skip
@@ -58,9 +60,10 @@ def run(args: argparse.Namespace) -> int:
 def format_profile(prof: Profile, top: int = 15, factor: float = 2.0) -> str:
     """The primal's operations beside the derivative's, then the slow ones, as text."""
     label = prof.mode + (f"[{prof.scheme}]" if prof.scheme else "")
+    words = _WORDS[prof.backend]
     lines = [
-        f"{prof.model}, n={prof.n}, {label}, {prof.precision}, JAX on the CPU: "
-        f"{prof.calls} profiled calls, operations' times averaged over the typical ones",
+        f"{prof.model}, n={prof.n}, {label}, {prof.precision}, {words['where']}: "
+        f"{prof.calls} profiled calls, {words['times']}",
         "",
         _row(("primal", "", "", "", ""), (label, "", "", "", "")),
         _row(_HEAD, _HEAD),
@@ -83,7 +86,7 @@ def format_profile(prof: Profile, top: int = 15, factor: float = 2.0) -> str:
         f"{label} {_pct(prof.derivative_ops_s, prof.derivative_s)} (below 100%: "
         "dispatch, threads waking up; timed apart, so load moves the two apart)",
         f"{label} / primal: {_x(prof.derivative_s, prof.primal_s)} in time (measured), "
-        f"{_x(_flops(prof.derivative), _flops(prof.primal))} in XLA flops; flop rate "
+        f"{_x(_flops(prof.derivative), _flops(prof.primal))} in {words['counter']}; flop rate "
         f"{_gflops(prof.derivative_rate)} against the primal's {_gflops(prof.primal_rate)} "
         "GFLOP/s",
     ]
@@ -92,10 +95,22 @@ def format_profile(prof: Profile, top: int = 15, factor: float = 2.0) -> str:
         "",
         "time: wall time per call in the operation (overlapping operations share it); "
         "share: of the operations' sum;",
-        "flops: XLA's count (tanh, exp ... are transcendentals, not counted); "
-        "measured: adlab.time_call, outside the profiler.",
+        f"{words['flops']}; measured: adlab.time_call, outside the profiler.",
     ]
     return "\n".join(lines)
+
+
+#: what the text says of each backend's profile
+_WORDS = {
+    "jax": {"where": "JAX on the CPU", "times": "operations' times averaged over the typical ones",
+            "counter": "XLA flops",
+            "flops": "flops: XLA's count (tanh, exp ... are transcendentals, not counted)"},
+    "torch": {"where": "PyTorch eager on the CPU",
+              "times": "operations' self CPU times averaged over them",
+              "counter": "FlopCounterMode's flops",
+              "flops": "flops: FlopCounterMode's count, matrix products only ('-': an "
+                       "operation not counted, such as tanh)"},
+}  # fmt: skip
 
 
 _HEAD = ("operation", "time", "share", "flops", "GFLOP/s")

@@ -19,6 +19,7 @@ up to a typical call's wall time, which ``primal_s`` and ``derivative_s``
 give as ``adlab.time_call`` measures it (outside the profiler).
 
 JAX on the CPU only, jitted: other devices lay out their traces differently.
+PyTorch, eagerly, is profiled with ``torch.profiler`` (``profile_torch``).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ class OpCost:
             (``ynn_fusion (dot, add)``: a fusion holding a dot, whose root is an add).
         time_s: wall seconds per call spent in it, a mean over typical calls (see the
             module docstring).
-        flops: XLA's flop count for it (transcendentals such as tanh not included).
-        bytes: bytes it reads and writes, XLA's count.
+        flops: XLA's flop count for it (transcendentals such as tanh not included);
+            on PyTorch, FlopCounterMode's (matrix products; NaN for other operations).
+        bytes: bytes it reads and writes, XLA's count (NaN on PyTorch: not counted).
     """
 
     name: str
@@ -144,7 +146,7 @@ def profile(
     *,
     scheme: str = "central",
     precision: str = "float64",
-    jit: bool = True,
+    jit: bool | None = None,
     wrt: int | tuple[int, ...] | None = None,
     seed: int = 0,
     calls: int = CALLS,
@@ -155,8 +157,10 @@ def profile(
         model: a catalog name, a path to a model file, or a ``Model`` (with its settings).
         n: the size passed to the model's setup.
         mode, scheme, precision, wrt: as in ``adlab.prepare``.
-        backend: "jax" (profiling is JAX-only for now).
-        jit: must be True: the operations profiled are those of XLA's compiled program.
+        backend: "jax" (XLA's operations) or "torch" (PyTorch's, eagerly:
+            ``profile_torch``).
+        jit: as each framework is profiled (None): JAX jitted, the operations of XLA's
+            compiled program; PyTorch eager, its own operations.
         seed: seed for the model's setup.
         calls: profiled calls per program (the typical ones are averaged).
 
@@ -165,17 +169,8 @@ def profile(
     """
     import jax
 
-    if backend != "jax":
-        raise ValueError(
-            f"profiling is JAX-only for now (backend={backend!r}): a NumPy program has no "
-            "compiled operations for a profiler to name; use backend='jax'"
-        )
-    if not jit:
-        raise ValueError(
-            "profile needs jit=True: it lists the operations of XLA's compiled program, "
-            "which an eager run does not have"
-        )
-    if jax.default_backend() != "cpu":
+    _check(backend, jit)
+    if backend == "jax" and jax.default_backend() != "cpu":
         raise ValueError(
             f"profile reads the CPU runtime's trace; JAX runs on {jax.default_backend()!r} "
             "here (set JAX_PLATFORMS=cpu to profile on the CPU)"
@@ -194,12 +189,36 @@ def profile(
         # (traced right after compiling, the first calls ran 10-50% slower). p.inputs:
         # cast and on the device, so the calls run the program p._compiled is.
         timed[which] = time_call(p, p.inputs).median_s
-        ops[which] = _profiled(p, p.inputs, hlo_ops(p._compiled), calls)
+        if backend == "torch":
+            from .profile_torch import torch_ops
+
+            ops[which] = torch_ops(p, p.inputs, calls)
+        else:
+            ops[which] = _profiled(p, p.inputs, hlo_ops(p._compiled), calls)
     return Profile(
         model=m.name, n=n, mode=mode, scheme=scheme if mode == "numeric" else None,
         precision=precision, backend=backend, primal=ops["primal"], derivative=ops[mode],
         primal_s=timed["primal"], derivative_s=timed[mode], calls=calls,
     )  # fmt: skip
+
+
+def _check(backend: str, jit: bool | None) -> None:
+    """Refuse what cannot be profiled, saying what can."""
+    if backend not in ("jax", "torch"):
+        raise ValueError(
+            f"profiling is for JAX and PyTorch (backend={backend!r}): a NumPy program has no "
+            "operations a profiler names; use backend='jax' or backend='torch'"
+        )
+    if backend == "jax" and jit is False:
+        raise ValueError(
+            "profile needs jit=True on JAX: it lists the operations of XLA's compiled "
+            "program, which an eager run does not have"
+        )
+    if backend == "torch" and jit:
+        raise ValueError(
+            "profile runs PyTorch eagerly (jit=False): torch.profiler names PyTorch's own "
+            "operations, which torch.compile's kernels replace; leave jit unset"
+        )
 
 
 def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp], calls: int) -> list[OpCost]:

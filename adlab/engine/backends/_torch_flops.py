@@ -48,11 +48,19 @@ def count_flops(call: Callable[[Any], Any], x: Any) -> dict[str, Any] | None:
     """``call(x)`` run once under ``FlopCounterMode``: {"flops", "counter"}, or None
     where the call fails (the count is a side note: the call's own failure is
     reported where it is made, with the model's line)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     try:
-        with FlopCounterMode(display=False, custom_mapping=_EXTRA) as counter:
-            call(x)
+        by_op = flops_by_op(call, x)
     except Exception:
         return None
-    return {"flops": float(counter.get_total_flops()), "counter": COUNTER}
+    return {"flops": float(sum(by_op.values())), "counter": COUNTER}
+
+
+def flops_by_op(call: Callable[[Any], Any], x: Any) -> dict[str, float]:
+    """``call(x)``'s flops per operation, named as ``torch.profiler`` names it
+    (``aten::mm``); only the operations counted (see the module docstring)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False, custom_mapping=_EXTRA) as counter:
+        call(x)
+    counts = counter.get_flop_counts().get("Global", {})
+    return {str(op).replace(".", "::", 1): float(n) for op, n in counts.items()}
