@@ -8,7 +8,8 @@ a plotting library: the figures are in ``adlab.plots.figures``.
 - ``fused_descent``: K gradient steps per call vs fused into one compiled call.
 - ``xla_costs`` / ``costs_table``: flops and memory of compiled derivatives.
 - ``python_loop_model`` / ``python_loop_variant``: the per-sample loss as a Python loop;
-  ``in_framework``: the per-sample case's series in another framework.
+  ``in_framework``: the per-sample case's series in another framework;
+  ``flops_reading``, ``operations_table``, ``gradient_hope``: a profile of its gradient.
 - readings of records: ``crossover_table``, ``floor_table``, ``warmup_table``,
   ``ratio_table``, ``per_output_row``, ``truncation_order``, ``orders_table``,
   ``compare_modes``, ``summary_table``, ``richardson_table``, ``precision_rows_table``,
@@ -38,7 +39,10 @@ from .frameworks import julia_gist as julia_gist
 from .frameworks import passes_table as passes_table
 from .frameworks import precision_pairs as precision_pairs
 from .frameworks import ratios_table as ratios_table
+from .per_sample import flops_reading as flops_reading
+from .per_sample import gradient_hope as gradient_hope
 from .per_sample import in_framework as in_framework
+from .per_sample import operations_table as operations_table
 from .per_sample import python_loop_model as python_loop_model
 from .per_sample import python_loop_variant as python_loop_variant
 from .quick import pick as pick
