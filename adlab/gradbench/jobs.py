@@ -110,11 +110,10 @@ class Job:
                 raise ValueError(
                     f"kmeans's dir needs the Hessian's diagonal, and adlab takes second "
                     f"derivatives on {', '.join(NESTING)} only, not on {o.backend}: run the "
-                    f"tool with --backend jax for kmeans"
+                    f"tool with --backend {NESTING[0]} for kmeans"
                 )
             second = HESSIAN_MODES[o.mode]
-            jit = True if o.jit is None else o.jit  # nested modes are JAX's (jitted by default)
-            nested = dict(backend=o.backend, jit=jit, precision=o.precision)
+            nested = common
             gradient = (lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)
             if second == "complex-step":  # no HVP: the full Hessian, its diagonal read
                 return [gradient, (lambda *a: prepare_hessian(model, *a, mode=second, **nested),
@@ -124,25 +123,28 @@ class Job:
             return [gradient, (lambda *a: prepare_hvp(model, *a, mode=second, **nested), ones)]
         raise ValueError(f"adlab's GradBench tool cannot compute a {kind!r} yet")
 
-    def bind(self, args: tuple) -> float:
-        """Give the job a new input's ``(x, *data)``, converted once; returns its seconds.
+    def bind(self, args: tuple) -> list[dict[str, Any]]:
+        """Give the job an input's ``(x, *data)``; returns the one-off timings it took.
 
-        The inputs the job was built with are bound already. A new one is converted
-        to the framework's arrays here, and one untimed call binds its data (the
-        first such call compiles a program that takes every argument), so that the
-        runs hand the framework only what it already holds.
+        A new job holds its inputs already; one untimed call (``"warmup"``) pays
+        what a framework does once on a first call (PyTorch's ``torch.func`` set-up,
+        caches filled), as a user's second call would not. A later input is
+        converted to the framework's arrays here, and one untimed call binds its
+        data (``"bind"``; the first such call compiles a program that takes every
+        argument), so that the runs hand the framework only what it already holds.
         """
+        start = time.perf_counter()
         if self._first:
             self._first = False
-            return 0.0
-        start = time.perf_counter()
+            awaited_call(self.call)
+            return [timing("warmup", time.perf_counter() - start)]
         for i, (p, arrange) in enumerate(self._parts):
             inputs = backend_inputs(arrange(args), p.precision, p.backend, wrt_indices(p.wrt))
             awaited_call(p, inputs)
             # x as converted here; the data as the call bound them (p.inputs), so that
             # the runs are ``Prepared``'s fast path (the bound data, recognised as such)
             self._inputs[i] = (inputs[0], *p.inputs[1:])
-        return time.perf_counter() - start
+        return [timing("bind", time.perf_counter() - start)]
 
     def call(self) -> Any:
         """One run: the derivative at the bound input (the framework's arrays)."""

@@ -9,7 +9,7 @@ substantive answers.
 Timing differs from GradBench's own Python tools (``gradbench/wrap.py``), which
 time the first call with its compile and never wait for JAX's asynchronous
 results: here each (function, shapes) is compiled once and that cost reported
-apart (``"prepare"``, ``"compile"``, ``"bind"``), and each ``"evaluate"`` timing
+apart (``"prepare"``, ``"compile"``, ``"warmup"``, ``"bind"``), and each ``"evaluate"`` timing
 is one call with its result awaited (``adlab.measure.timing.timed_runs``).
 
 No failure of a model, a size refusal or a bad input ends the session: each
@@ -139,9 +139,7 @@ class Tool:
             if len(self._jobs) >= CACHED_JOBS:
                 self._jobs.pop(next(iter(self._jobs)))
             self._jobs[key] = job
-        bind_s = job.bind(args)
-        if bind_s:
-            timings.append(timing("bind", bind_s))
+        timings += job.bind(args)
         min_runs, min_seconds = _runs(input)
         seconds, result = timed_runs(job.call, min_runs=min_runs, min_seconds=min_seconds)
         timings += [timing("evaluate", s) for s in seconds]
