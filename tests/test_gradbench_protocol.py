@@ -151,6 +151,24 @@ def test_kmeans_direction_where_no_second_derivative_says_what_to_do(monkeypatch
     assert response["success"] is False and "--backend jax" in response["error"]
 
 
+@pytest.mark.parametrize("eval_name", ["llsq", "kmeans"])
+def test_a_new_input_of_the_same_shapes_is_answered_as_a_fresh_tool_would(eval_name):
+    """A job compiled for one input answers the next (new x and data) by rebinding."""
+    entries = load(HERE / f"{eval_name}_reverse.jsonl")
+    first = [m for m, _ in pairs(entries) if m["kind"] == "evaluate"][-1]
+    second = json.loads(json.dumps(first))
+    for key in ("x", "centroids", "points"):
+        if key in second["input"]:
+            second["input"][key] = (np.asarray(second["input"][key]) * 1.1).tolist()
+    reused = Tool(Options(mode="reverse"))
+    before = reused.respond(first)
+    again = reused.respond(second)
+    fresh = Tool(Options(mode="reverse")).respond(second)
+    assert "bind" in [t["name"] for t in again["timings"]]  # the same job, rebound
+    assert close(fresh["output"], again["output"], 1e-12)
+    assert not close(before["output"], again["output"], 1e-6)  # the new input was used
+
+
 # ---------------------------------------------------------------- errors
 @pytest.fixture(scope="module")
 def tool():

@@ -3,7 +3,8 @@
 A ``Job`` is built the first time the eval asks for a (function, shapes): the
 derivative is compiled with ``adlab.prepare`` (the tool's mode, scheme and
 backend), and its one-off costs are reported as their own timings, never as
-``"evaluate"``. A later input of the same shapes binds its data to the same job
+``"evaluate"``: building it (``"prepare"``, ``"compile"``) and its first call
+(``"warmup"``). A later input of the same shapes binds its data to the same job
 (an untimed call, ``"bind"``); then each run is one awaited call of the
 derivative with its data already converted and on the device.
 """
