@@ -14,6 +14,8 @@ from _lab_helpers import FAST, measured, series_points
 
 import adlab
 from adlab._vocab import Record
+from adlab.engine.backends import KNOWN
+from adlab.engine.modes import get_rule
 from adlab.lab.modes import (
     composition_refusal,
     mode_refusal,
@@ -63,10 +65,22 @@ def test_sparse_applies_on_jax_and_other_frameworks_run_dense():
     assert got == ["forward(sparse)", "forward(numpy)"]
 
 
+def _labels(backends) -> str:
+    """'JAX', 'JAX or PyTorch', 'JAX, PyTorch or autograd': who runs a mode, in words."""
+    names = [KNOWN[b].label for b in backends]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def test_refusals_name_what_to_tick():
+    # NumPy has no AD, so it nests no modes; the frameworks that do are the engine's to say
+    nests = get_rule("hessian").backends
     hessian = mode_refusal("hessian", ["numpy"])
-    assert hessian.hint == "tick JAX"
-    assert "The Hessian runs on JAX only" in hessian.why
+    which = _labels(nests) if len(nests) == 1 else "one of them"
+    assert hessian.why == (
+        f"The Hessian runs on {_labels(nests)} only yet: tick {which} to measure it"
+    )
+    assert hessian.hint == (f"tick {_labels(nests)}" if len(nests) <= 2 else "not on NumPy")
+    assert mode_refusal("hessian", []).hint == "tick a framework"
     assert mode_refusal("hvp", ["numpy", "jax"]) is None
     # NumPy's lack of AD is known once its backend is loaded: said when a run starts
     assert mode_refusal("forward", ["numpy"]) is None
@@ -164,7 +178,8 @@ def test_a_sparse_run_shows_its_patterns_and_colors():
     for kind in ("forward", "reverse"):
         panel = panels[kind]
         assert panel.figure.visible
-        assert panel.figure.title.text.startswith(f"Jacobian, {kind} mode at n = 10: 3 colors")
+        grouped = "columns" if kind == "forward" else "rows"
+        assert panel.figure.title.text == f"{kind}: 3 colors of {grouped}, 28 nonzeros, n = 10"
         data = panel.source.data
         drawn = set(zip(np.asarray(data["y"]).tolist(), np.asarray(data["x"]).tolist(),
                         strict=True))  # fmt: skip
@@ -192,7 +207,7 @@ def test_a_sparse_hessian_shows_its_star_colored_pattern():
     assert (r.colors, r.nnz) == (3, 3 * 10 - 2)  # rosenbrock's Hessian is tridiagonal
     (shown,) = state.patterns
     assert (shown.kind, shown.n, shown.colors, shown.nnz) == ("hessian", 10, 3, 28)
-    assert shown.title() == "Hessian at n = 10: 3 colors of star-colored vertices, 28 nonzeros"
+    assert shown.title() == "Hessian: 3 star colors, 28 nonzeros, n = 10"
 
 
 def test_choices_with_nothing_to_run_are_greyed_out_with_the_reason():
@@ -206,9 +221,9 @@ def test_choices_with_nothing_to_run_are_greyed_out_with_the_reason():
     lab.framework_checkboxes["jax"].value = False
     lab.framework_checkboxes["numpy"].value = True
     for mode, words in (("hessian", "The Hessian"), ("hvp", "The Hessian-vector product")):
-        box = lab.mode_checkboxes[mode]
-        assert box.disabled and box.description.endswith("(tick JAX)")
-        assert box.tooltip.startswith(f"{words} runs on JAX only")
+        box, why = lab.mode_checkboxes[mode], mode_refusal(mode, ["numpy"])
+        assert box.disabled and box.description.endswith(f"({why.hint})")
+        assert box.tooltip == why.why and box.tooltip.startswith(f"{words} runs on JAX")
     assert lab.sparse_toggle.disabled
     assert all("JAX program" in tip for tip in lab.sparse_toggle.tooltips)
     assert not lab.mode_checkboxes["numeric"].disabled

@@ -122,8 +122,17 @@ def composition_refusal(composition: str, modes: Iterable[str]) -> Refusal | Non
 
 def _refusal(only: Sequence[str] | None, frameworks: Iterable[str], what: str
              ) -> Refusal | None:  # fmt: skip
-    if only is None or set(frameworks) & set(only):
+    ticked = list(frameworks)
+    if only is None or set(ticked) & set(only):
         return None
-    names = " and ".join(KNOWN[b].label for b in only)
-    return Refusal(f"tick {names}", f"{what} runs on {names} only yet: tick {names} to "
-                   "measure it")  # fmt: skip
+    labels = [KNOWN[b].label for b in only]
+    names = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+    # the label's hint is short: what to tick, or, of many, which ticked ones cannot
+    if not ticked:
+        hint = "tick a framework"
+    elif len(labels) <= 2:
+        hint = f"tick {names}"
+    else:
+        hint = f"not on {' or '.join(KNOWN[f].label for f in ticked)}"
+    which = names if len(labels) == 1 else "one of them"
+    return Refusal(hint, f"{what} runs on {names} only yet: tick {which} to measure it")

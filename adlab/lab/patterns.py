@@ -25,7 +25,7 @@ from ..measure.series import parse_variant
 PATTERN_N_MAX = 60
 #: what one pass of each sparse kind is, and what a color groups
 _PASSES = {"forward": ("JVPs", "columns"), "reverse": ("VJPs", "rows"),
-           "hessian": ("HVPs", "star-colored vertices")}  # fmt: skip
+           "hessian": ("HVPs", "vertices")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,13 @@ class SparsityShown:
         return self.coloring.count
 
     def title(self) -> str:
-        """The figure's title: what is drawn, its colors, its nonzeros."""
-        what = "Hessian" if self.kind == "hessian" else f"Jacobian, {self.kind} mode"
-        grouped = _PASSES[self.kind][1]
-        colors = f"{self.colors} color{'s' if self.colors != 1 else ''}"
-        return f"{what} at n = {self.n}: {colors} of {grouped}, {self.nnz} nonzeros"
+        """The figure's title, short enough for its width: the kind, colors, nonzeros, n."""
+        plural = "s" if self.colors != 1 else ""
+        if self.kind == "hessian":
+            colors = f"Hessian: {self.colors} star color{plural}"
+        else:
+            colors = f"{self.kind}: {self.colors} color{plural} of {_PASSES[self.kind][1]}"
+        return f"{colors}, {self.nnz} nonzeros, n = {self.n}"
 
 
 def sparse_kinds(variants: Iterable[str]) -> dict[str, tuple[str, str | None]]:

@@ -50,6 +50,8 @@ from .sparsity import PatternPanel
 from .table import record_table
 
 _TIME = "{0.000a}s"  # bokeh's numeral format: 1.234ms, 56.7us
+#: a legend holds three labels a row up to this length, two beyond it
+LONG_LABEL = 24
 
 
 _RECORD_TIPS = [
@@ -270,6 +272,9 @@ class LabPlots:
             slots.append(free)
         look = ("black" if primal else self._color(label), *framework_look(framework))
         free.assign(label, look, self.show_compile)
+        if len(label) > LONG_LABEL:  # "hessian[forward-over-reverse](sparse)": 3 would overlap
+            for legend in (self._time_legend, self._ratio_legend, self._error_legend):
+                legend.ncols = 2
         return free.source
 
     # ------------------------------------------------------------- records

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from bokeh.models import ColumnDataSource, HoverTool, Range1d
+from bokeh.models import BasicTicker, ColumnDataSource, HoverTool, Range1d
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -47,9 +47,10 @@ class PatternPanel:
     it has none. One figure and source, reused, as the Lab's series slots are."""
 
     def __init__(self, name: str, size: int = SIDE * 3 // 4) -> None:
-        self.name = name
+        self.name, self.size = name, size
         self.source = ColumnDataSource(pattern_columns(sp.csr_array((0, 0))), name=name)
         self.figure = _pattern_axes(name, size, size, 1, 1)
+        self.figure.title.text_font_size = "8pt"  # three side by side: a long title's room
         _draw(self.figure, self.source)
         self.figure.visible = False
 
@@ -57,6 +58,8 @@ class PatternPanel:
         """Draw ``pattern`` colored by ``coloring`` under ``title``."""
         m, n = pattern.shape
         self.source.data = pattern_columns(pattern, coloring)
+        # as tall as the pattern is, up to square: a gradient's 1 x n is a strip
+        self.figure.height = max(120, min(self.size, int(self.size * m / max(n, 1))))
         self.figure.x_range.update(start=-0.5, end=n - 0.5)
         self.figure.y_range.update(start=m - 0.5, end=-0.5)
         self.figure.title.text = title
@@ -75,6 +78,9 @@ def _pattern_axes(title: str, width: int, height: int, m: int, n: int) -> Any:
                  x_range=Range1d(-0.5, n - 0.5), y_range=Range1d(m - 0.5, -0.5),
                  tools="pan,wheel_zoom,reset,save", toolbar_location="above")  # fmt: skip
     fig.toolbar.logo = None
+    for axis in (fig.xaxis, fig.yaxis):  # rows and columns are whole numbers
+        axis.ticker = BasicTicker(min_interval=1)
+        axis.minor_tick_line_color = None
     fig.xaxis.axis_label, fig.yaxis.axis_label = "input (column)", "output (row)"
     fig.grid.visible = False
     fig.title.text_font_size = "11pt"

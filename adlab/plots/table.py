@@ -22,7 +22,7 @@ def _table_columns() -> list[TableColumn]:
     sci = ScientificFormatter(precision=3, nan_format="-")
     whole = NumberFormatter(format="0", nan_format="-")
     spec = [
-        ("label", "series", None, 150),
+        ("label", "series", None, 200),  # "hessian[forward-over-reverse](sparse)"
         ("backend", "framework", None, 75),
         ("jit", "jit", None, 45),
         ("n", "n", whole, 60),
