@@ -216,9 +216,9 @@ def f(x):
     [
         (lambda m, x: adlab.hvp(m, x, x, mode="complex-step"), "full Hessian only"),
         (lambda m, x: adlab.hessian(m, x, backend="numpy"),
-         "not available on backend 'numpy' yet.*backend='jax'"),
-        (lambda m, x: adlab.hvp(m, x, x, backend="torch"),
-         "hvp mode 'forward-over-reverse' is not available on backend 'torch' yet"),
+         "not available on backend 'numpy': it has no automatic differentiation.*'jax'"),
+        (lambda m, x: adlab.hessian(m, x, mode="complex-step", backend="torch"),
+         "complex-step' is not available on backend='torch'.*runs 'forward-over-reverse'"),
         (lambda m, x: adlab.hessian(m, x, mode="backward"), "choose one of"),
         (lambda m, x: adlab.hessian(m, x, wrt=(0, 0)), "one argument"),
         (lambda m, x: adlab.hvp(m, x, x[:2]), "must have the shape"),

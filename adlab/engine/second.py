@@ -19,7 +19,7 @@ import numpy as np
 from .._vocab import ModelError
 from .derivative import DerivativeInfo, prepare
 from .model import Model, _normalize_wrt
-from .modes.second_order import BACKENDS, NAMES, NotScalar
+from .modes.second_order import BACKENDS, NAMES, NotScalar, refusal
 from .prepared import Prepared
 from .userline import source_line
 
@@ -32,11 +32,14 @@ def _check(kind: str, mode: str, backend: str) -> None:
     if mode not in NAMES:
         raise ValueError(f"unknown {kind} mode {mode!r}; choose one of {list(NAMES)}")
     if backend not in BACKENDS:
-        runs = " or ".join(repr(b) for b in BACKENDS)
+        runs = ", ".join(repr(b) for b in BACKENDS)
         raise ValueError(
-            f"{kind} mode {mode!r} is not available on backend {backend!r} yet: only "
-            f"{runs} nests its modes here; use backend='jax'"
+            f"{kind} mode {mode!r} is not available on backend {backend!r}: it has no "
+            f"automatic differentiation to nest; use backend= one of {runs}"
         )
+    why = refusal(mode, backend, hvp=kind == "hvp" and mode != "complex-step")
+    if why:
+        raise ValueError(why)
 
 
 def _index(model: Model, wrt: Any, nargs: int) -> int:
@@ -67,9 +70,10 @@ def derived(model: Model, f: Callable) -> Model:
     return replace(Model.from_function(f, name=model.name), _files=model._files)
 
 
-def with_direction(model: Model, i: int) -> Model:
+def with_direction(model: Model, i: int, backend: str = "jax", precision: str = "float64"
+                   ) -> Model:  # fmt: skip
     """``model`` whose f takes an HVP's v right after argument i, and ignores it."""
-    f = model.function("jax")  # only JAX nests its modes here (see BACKENDS)
+    f = model.function(backend, precision)
     return derived(model, lambda *a: f(*a[: i + 1], *a[i + 2 :]))
 
 
@@ -79,7 +83,7 @@ def prepare_hessian(
     *args: Any,
     mode: str = "forward-over-reverse",
     wrt: int | None = None,
-    jit: bool = True,
+    jit: bool | None = None,
     precision: str = "float64",
     backend: str = "jax",
     sparse: bool = False,
@@ -99,7 +103,8 @@ def prepare_hessian(
             from .sparse import prepare_sparse
 
             return prepare_sparse(model, x, *args, kind="hessian", composition=mode, wrt=i,
-                                  jit=jit, precision=precision, backend=backend)  # fmt: skip
+                                  jit=jit is not False, precision=precision,
+                                  backend=backend)  # fmt: skip
         return prepare(model, x, *args, mode="hessian", scheme=mode, wrt=i, jit=jit,
                        precision=precision, backend=backend, step=step)  # fmt: skip
     except NotScalar as exc:
@@ -113,7 +118,7 @@ def prepare_hvp(
     *args: Any,
     mode: str = "forward-over-reverse",
     wrt: int | None = None,
-    jit: bool = True,
+    jit: bool | None = None,
     precision: str = "float64",
     backend: str = "jax",
 ) -> Prepared:
@@ -136,8 +141,9 @@ def prepare_hvp(
                          f"{np.shape(given[i])}; got {np.shape(v)}")  # fmt: skip
     inputs = (*given[: i + 1], v, *given[i + 1 :])
     try:
-        return prepare(with_direction(model, i), *inputs, mode="hvp", scheme=mode, wrt=i,
-                       jit=jit, precision=precision, backend=backend)  # fmt: skip
+        return prepare(with_direction(model, i, backend, precision), *inputs, mode="hvp",
+                       scheme=mode, wrt=i, jit=jit, precision=precision,
+                       backend=backend)  # fmt: skip
     except NotScalar as exc:
         raise _scalar_error(model, exc) from None
 
@@ -161,7 +167,7 @@ def hessian(
     mode: str = "forward-over-reverse",
     wrt: int | None = None,
     precision: str = "float64",
-    jit: bool = True,
+    jit: bool | None = None,
     backend: str = "jax",
     sparse: bool = False,
     full_output: bool = False,
@@ -176,7 +182,11 @@ def hessian(
             "numeric" (central differences of the reverse gradient, symmetrized) or
             "complex-step" (complex step of the reverse gradient: f must be analytic).
         wrt: the argument index; default 0 (or the model's ``wrt``).
-        precision, jit, backend: as for ``derivative``; only JAX nests its modes yet.
+        precision, jit, backend: as for ``derivative`` (jit=None: the framework's default,
+            JAX compiled, the others eager). JAX runs every mode; PyTorch (``torch.func``)
+            and TensorFlow (nested tapes and accumulators) all but "complex-step";
+            autograd all, eagerly (``second_order.ON``; a mode a framework does not
+            nest is refused with the reason). NumPy has no AD to nest.
         sparse: a ``scipy.sparse.csr_array``, from the pattern of the gradient's
             program, star-colored: one HVP per color (``adlab.engine.sparse``).
         full_output: also return a ``DerivativeInfo`` (f_evals: passes, compile_s).
@@ -198,7 +208,7 @@ def hvp(
     mode: str = "forward-over-reverse",
     wrt: int | None = None,
     precision: str = "float64",
-    jit: bool = True,
+    jit: bool | None = None,
     backend: str = "jax",
     full_output: bool = False,
 ) -> Any:

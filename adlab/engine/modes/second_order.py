@@ -22,8 +22,10 @@ The modes register as ``hessian`` and ``hvp``: ``prepare(model, x, *args,
 mode="hessian", scheme="forward-over-reverse")`` compiles one, and a sweep's
 variant ``hessian[forward-over-reverse]`` names one. An HVP's direction v is
 the argument right after the differentiated one (``adlab.engine.second``
-inserts it). Only JAX nests its modes here; a backend that can adds its name
-to ``backends`` below, with compositions of its own primitives.
+inserts it). JAX's compositions are ``COMPOSITIONS``; PyTorch, TensorFlow and
+autograd nest their own operators (``backends/_second_<framework>.py``), and
+``ON`` says which compositions each runs, without importing it: a composition
+a framework does not nest is refused (``WHY_NOT``), never emulated.
 
 References:
     Pearlmutter, "Fast exact multiplication by the Hessian", Neural Computation
@@ -34,8 +36,10 @@ References:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -44,8 +48,6 @@ import numpy as np
 from .. import memory as _memory
 from ._registry import Built, Spec, get_rule, register
 
-#: the frameworks whose modes nest here (see the module docstring)
-BACKENDS: tuple[str, ...] = ("jax",)
 #: the cheap-HVP guide: an HVP over a reverse gradient costs a small constant times f
 #: (Pearlmutter 1994), about this many; costs are shown beside it, not held to it
 HVP_BOUND = 5.0
@@ -120,24 +122,26 @@ def _hvp_fwd_fwd(f, i):
     return lambda *a: jax.jvp(_of_x(jax.jacfwd(f, argnums=i), a[:-1], i), (a[i],), (a[-1],))[1]
 
 
-def _hvp_numeric(f, i):
-    """(g(x + h v) - g(x - h v)) / 2h, g the reverse gradient, h ~ eps^(1/3) scaled to x, v."""
+def _difference(g: Callable, x: Any, v: Any, eps: float, tiny: float, scale: Callable) -> Any:
+    """(g(x + h v) - g(x - h v)) / 2h, g the reverse gradient, h ~ eps^(1/3) scaled to x, v;
+    ``scale(a, floor)`` is max(max |a|, floor) in the framework's arrays."""
+    h = eps ** (1 / 3) * scale(x, 1.0) / scale(v, tiny)
+    return (g(x + h * v) - g(x - h * v)) / (2 * h)
 
+
+def _hvp_numeric(f, i):
     def fn(*a):
-        x, v = a[i], a[-1]
-        g = _of_x(_grad(f, i), a[:-1], i)
-        eps = jnp.finfo(x.dtype).eps
-        size = jnp.maximum(jnp.max(jnp.abs(v)), jnp.finfo(x.dtype).tiny)
-        h = eps ** (1 / 3) * jnp.maximum(jnp.max(jnp.abs(x)), 1.0) / size
-        return (g(x + h * v) - g(x - h * v)) / (2 * h)
+        x, info = a[i], jnp.finfo(a[i].dtype)
+        scale = lambda b, floor: jnp.maximum(jnp.max(jnp.abs(b)), floor)  # noqa: E731
+        return _difference(_of_x(_grad(f, i), a[:-1], i), x, a[-1], info.eps, info.tiny, scale)
 
     return fn
 
 
-def _first_order(mode: str, spec: Spec, symmetric: bool) -> Callable:
+def _first_order(mode: str, spec: Spec, symmetric: bool, grad: Callable = _grad) -> Callable:
     """The first-order ``mode``'s Jacobian of the reverse gradient: a Hessian column by column."""
     i = spec.indices[0]
-    inner = replace(spec, f=_grad(spec.f, i), wrt=i, out_shape=np.shape(spec.args[i]),
+    inner = replace(spec, f=grad(spec.f, i), wrt=i, out_shape=np.shape(spec.args[i]),
                     scheme="central", f_jax=spec.f_jax)  # fmt: skip
     fn = get_rule(mode).build(inner).fn
     if not symmetric:
@@ -165,6 +169,29 @@ COMPOSITIONS: dict[str, Composition] = {
 }  # fmt: skip
 NAMES: tuple[str, ...] = tuple(COMPOSITIONS)
 HVP_NAMES: tuple[str, ...] = tuple(c.name for c in COMPOSITIONS.values() if c.hvp is not None)
+
+_NESTED = NAMES[:4]
+#: the compositions each framework runs (see the module docstring); NumPy has no AD to nest
+ON: dict[str, tuple[str, ...]] = {
+    "jax": NAMES,
+    "torch": (*_NESTED, "numeric"),
+    "tensorflow": (*_NESTED, "numeric"),
+    "autograd": NAMES,
+}
+#: the frameworks whose modes nest here
+BACKENDS: tuple[str, ...] = tuple(ON)
+#: why a framework does not run a composition (each checked where the framework is tested)
+WHY_NOT: dict[tuple[str, str], str] = {
+    ("torch", "complex-step"): (
+        "PyTorch's reverse mode differentiates real-valued outputs: torch.autograd.grad and "
+        "torch.func.grad refuse the complex f(x + ih) that complex step of the gradient needs"
+    ),
+    ("tensorflow", "complex-step"): (
+        "TensorFlow's GradientTape.gradient at a complex x returns conjugated derivatives whose "
+        "imaginary parts are wrong for some operations (exp, sin), so Im grad f(x + ih) / h "
+        "would be silently wrong"
+    ),
+}
 
 #: what a record's note says of each inexact composition
 NOTES = {
@@ -194,7 +221,19 @@ def check_spec(spec: Spec, what: str) -> int:
     return int(np.prod(shape, dtype=int))
 
 
-def _composition(name: str, hvp: bool) -> Composition:
+def refusal(name: str, backend: str, hvp: bool = False) -> str | None:
+    """Why ``backend`` does not run composition ``name``, naming what it runs; None if it does."""
+    runs = [c for c in ON.get(backend, ()) if not (hvp and COMPOSITIONS[c].hvp is None)]
+    if name in runs or name not in COMPOSITIONS or backend not in ON:
+        return None
+    why = WHY_NOT.get((backend, name), f"backend={backend!r} does not nest it")
+    what = "an HVP" if hvp else "a Hessian"
+    return (f"{what} by {name!r} is not available on backend={backend!r}: {why}. "
+            f"backend={backend!r} runs {', '.join(map(repr, runs))}; use one of those, "
+            f"or backend='jax', which runs every composition")  # fmt: skip
+
+
+def _composition(name: str, hvp: bool, backend: str = "jax") -> Composition:
     if name not in COMPOSITIONS:
         raise ValueError(f"unknown composition {name!r}; choose one of {list(NAMES)}")
     c = COMPOSITIONS[name]
@@ -203,16 +242,58 @@ def _composition(name: str, hvp: bool) -> Composition:
             f"hvp has no mode {name!r}: adlab offers complex step for the full Hessian only; "
             "use 'forward-over-reverse' (exact, one pass) or 'numeric'"
         )
+    why = refusal(name, backend, hvp=hvp)
+    if why:
+        raise ValueError(why)
     return c
+
+
+def _framework(backend: str) -> Any:
+    """A framework's nested operators (``backends/_second_<backend>.py``), imported on use."""
+    return importlib.import_module(f"..backends._second_{backend}", __package__)
+
+
+def _nested_on(fw: Any, name: str, f: Callable, i: int, jit: bool, hvp: bool) -> Callable:
+    """A framework's nesting ``name``: ``fn(*args)`` -> the Hessian, or with ``hvp``
+    ``fn(*args, v)`` -> the HVP. Its operators take a 1-D x: a 0-d one goes as (1,)."""
+
+    def fn(*a: Any) -> Any:
+        args = a[:-1] if hvp else a
+        x, fx = args[i], _of_x(f, args, i)
+        scalar = len(x.shape) == 0
+        if scalar:
+            x, fx = x.reshape(1), (lambda g: lambda y: g(y.reshape(())))(fx)
+        if hvp:
+            v = a[-1].reshape(1) if scalar else a[-1]
+            out = fw.hvp(name, fx, x, v, jit)
+        else:
+            out = fw.hessian(name, fx, x, jit)
+        return out.reshape(()) if scalar else out
+
+    return fn
+
+
+def _on_framework(spec: Spec, c: Composition, f: Callable, hvp: bool) -> Callable:
+    """Composition ``c`` in the framework of ``spec.backend`` (not JAX)."""
+    fw, i = _framework(spec.backend), spec.indices[0]
+    if c.name in fw.NESTED:
+        return _nested_on(fw, c.name, f, i, spec.jit, hvp)
+    if not hvp:
+        return _first_order(c.name, spec, c.name == "numeric", grad=fw.gradient)
+    info = np.finfo(spec.dtype)
+    eps, tiny = float(info.eps), float(info.tiny)
+    return lambda *a: _difference(_of_x(fw.gradient(f, i), a[:-1], i), a[i], a[-1], eps,
+                                  tiny, fw.scale)  # fmt: skip
 
 
 @register("hessian", backends=BACKENDS, summary="the Hessian, by a composition of modes",
           eager_cures=True, schemes=NAMES, order=2)  # fmt: skip
 def hessian(spec: Spec) -> Built:
     n = check_spec(spec, "Hessian")
-    c = _composition(spec.scheme, hvp=False)
+    c = _composition(spec.scheme, hvp=False, backend=spec.backend)
     _memory.check(n * n * np.dtype(spec.dtype).itemsize, f"the Hessian ({n} x {n})")
-    return Built(c.hessian(spec), f_evals=c.passes(n, False), note=NOTES.get(c.name))
+    fn = c.hessian(spec) if spec.backend == "jax" else _on_framework(spec, c, spec.f, False)
+    return Built(fn, f_evals=c.passes(n, False), note=NOTES.get(c.name))
 
 
 @register("hvp", backends=BACKENDS, summary="the Hessian times v, by a composition of modes",
@@ -220,11 +301,11 @@ def hessian(spec: Spec) -> Built:
 def hvp(spec: Spec) -> Built:
     """``spec.f`` takes v after the differentiated argument and ignores it (see the docstring)."""
     n = check_spec(spec, "Hessian-vector product")
-    c = _composition(spec.scheme, hvp=True)
+    c = _composition(spec.scheme, hvp=True, backend=spec.backend)
     i = spec.indices[0]
     # the compositions take f without v, and v last; spec.f ignores its v, so any array serves
     f = lambda *b: spec.f(*b[: i + 1], b[i], *b[i + 1 :])  # noqa: E731
-    product = c.hvp(f, i)
+    product = c.hvp(f, i) if spec.backend == "jax" else _on_framework(spec, c, f, True)
 
     def fn(*a):
         return product(*a[: i + 1], *a[i + 2 :], a[i + 1])

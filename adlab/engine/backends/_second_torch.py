@@ -1,0 +1,56 @@
+"""PyTorch's second derivatives: ``torch.func``'s transforms nested, as its docs compose them.
+
+``torch.func.grad`` / ``jvp`` / ``vjp`` / ``jacfwd`` / ``jacrev`` are functions
+of functions, so they nest the way JAX's do: forward-over-reverse is
+``jacfwd(grad(f))`` (what ``torch.func.hessian`` is) and its HVP
+``jvp(grad(f), x, v)``. They run eagerly, and under ``torch.compile``.
+First order uses ``torch.autograd.grad`` on a tape instead (as PyTorch's users
+write a gradient); a tape's double backward would give only reverse-over-reverse.
+
+Complex step of the gradient is not offered: PyTorch's reverse mode
+differentiates real-valued outputs (``torch.autograd.grad`` refuses the complex
+f(x + ih); see ``second_order.WHY_NOT``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from torch.func import grad, jacfwd, jacrev, jvp, vjp
+
+#: the compositions nested here, each with its Hessian and its HVP of f(x) (x 1-D)
+HESSIAN: dict[str, Callable[[Callable, Any], Any]] = {
+    "forward-over-reverse": lambda f, x: jacfwd(grad(f))(x),
+    "reverse-over-reverse": lambda f, x: jacrev(grad(f))(x),
+    "reverse-over-forward": lambda f, x: jacrev(jacfwd(f))(x),
+    "forward-over-forward": lambda f, x: jacfwd(jacfwd(f))(x),
+}
+HVP: dict[str, Callable[[Callable, Any, Any], Any]] = {
+    "forward-over-reverse": lambda f, x, v: jvp(grad(f), (x,), (v,))[1],
+    "reverse-over-reverse": lambda f, x, v: vjp(grad(f), x)[1](v)[0],
+    "reverse-over-forward": lambda f, x, v: grad(lambda y: jvp(f, (y,), (v,))[1])(x),
+    "forward-over-forward": lambda f, x, v: jvp(jacfwd(f), (x,), (v,))[1],
+}
+
+#: the compositions nested here
+NESTED = tuple(HESSIAN)
+
+
+def hessian(name: str, f: Callable, x: Any, jit: bool) -> Any:
+    return HESSIAN[name](f, x)
+
+
+def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool) -> Any:
+    return HVP[name](f, x, v)
+
+
+def gradient(f: Callable, i: int) -> Callable:
+    """The reverse gradient the numeric composition differences: ``torch.func.grad``,
+    which ``torch.func.vmap`` batches (``torch.autograd.grad`` it cannot)."""
+    return grad(f, argnums=i)
+
+
+def scale(a: Any, floor: float) -> Any:
+    """max(max |a|, floor), a 0-d tensor (no host sync: it stays traceable)."""
+    return a.abs().max().clamp(min=floor)
