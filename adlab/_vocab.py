@@ -115,7 +115,7 @@ class Record:
     worker thread (``dispatch == "async"``), measured beside the points of a
     size that have one, and the floor such a point is marked against: that
     hand-off swings most with the load.
-    ``env["noise"]`` is how noisy the machine was before the sweep (see
+    ``env["noise"]`` is how noisy the machine was as the sweep began (see
     ``adlab.measure.floor.machine_noise``), ``env["sweep"]`` an id shared by the
     records of one sweep.
 

@@ -10,8 +10,11 @@ as soon as it is done, so a UI can plot them live; a point predicted to take
 longer than its budget is yielded as skipped, with the reason, instead of
 being run.
 
-Before the first size, the machine's noise is measured (``floor.machine_noise``)
-into each record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarning``.
+With the first size, the machine's noise is measured (``floor.machine_noise``: the
+spread of the floor's repeats beside it, topped up to ``floor.NOISE_REPEATS``, rather
+than a separate warmed-up floor before it, which delayed the first record) into each
+record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarning`` before the
+first record.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def bench(
         seed: the seed for the model's ``setup``.
         settings: new values for the model's UPPERCASE settings.
         warn: warn (``NoisyMachineWarning``) when the machine is too noisy, before
-            the first size. The Lab and the command line say it in their own words
+            the first record. The Lab and the command line say it in their own words
             instead (``floor.noisy(records)``).
 
     Returns:
@@ -204,17 +207,21 @@ class _Run:
 
     # ------------------------------------------------------------- sweep
     def records(self) -> Iterator[Record]:
-        self._check_noise()
         for n in self.sizes:
             yield from self._size(n)
 
-    def _check_noise(self) -> None:
-        """How noisy the machine is, before anything is measured (into ``env["noise"]``)."""
+    def _check_noise(self, floors: dict[tuple, Stopwatch]) -> None:
+        """How noisy the machine is, from JAX's floor beside the first size (topped up
+        to ``NOISE_REPEATS``; measured alone where the size has none), into every
+        record's ``env["noise"]`` before the first record is made."""
         precision = self.series[0][2].precision if self.series else "float64"
-        self._noise = machine_noise(precision, self.target_s)
+        watch = floors.get((precision, False, "jax"))
+        self._noise = machine_noise(precision, self.target_s, watch=watch)
+        for env in self._env.values():
+            env["noise"] = self._noise
         if self.warn and self._noise > NOISE_LIMIT:
-            # stacklevel: past records() and Sweep.__next__, to the loop that asked
-            warnings.warn(noise_text(self._noise), NoisyMachineWarning, stacklevel=4)
+            # stacklevel: past _size, records() and Sweep.__next__, to the loop that asked
+            warnings.warn(noise_text(self._noise), NoisyMachineWarning, stacklevel=5)
 
     def _size(self, n: int) -> list[Record]:
         """All points of one size: prepared and warmed one by one, then their repeats
@@ -243,6 +250,8 @@ class _Run:
                   for key in dict.fromkeys(wanted)}  # fmt: skip
         interleave([*floors.values(), *(p.watch for p in live)], self.repeats)
         floor_t = {key: w.timing() for key, w in floors.items()}
+        if self._noise is None:  # the first size: its floor's repeats say how noisy
+            self._check_noise(floors)
         for p in points:
             p.record = self._finish(p, floor_t.get((p.v.precision, False, p.v.backend)),
                                     floor_t.get((p.v.precision, True, p.v.backend)))  # fmt: skip
