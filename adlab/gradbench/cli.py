@@ -15,8 +15,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="a GradBench tool on stdin/stdout (github.com/gradbench/gradbench)",
         description="Answer a GradBench eval's messages (one JSON object a line on stdin, "
         "one response a line on stdout), taking every derivative in one mode. Each "
-        "(function, shapes) is compiled once and reported apart ('prepare', 'compile'); "
-        "each 'evaluate' timing is one call with its result awaited.",
+        "(function, shapes) is compiled once, its costs reported apart ('prepare', "
+        "'compile', 'warmup', and 'bind' for a new input); each 'evaluate' timing is one "
+        "call with its result awaited. Run GradBench's evals against it with "
+        "python -m adlab.gradbench.harness.",
     )
     p.add_argument("--mode", required=True, choices=MODES, help="how derivatives are taken")
     p.add_argument("--scheme", default="central", choices=SCHEMES,
