@@ -144,6 +144,13 @@ def test_a_hessian_and_an_hvp_run_through_the_lab_and_are_drawn():
     colors = {s.label: s.glyphs["time"][0].glyph.line_color
               for s in lab.plots._series_slots if s.label}  # fmt: skip
     assert len(set(colors.values())) == len(colors)
+    # labels this long take two legend columns, not three (they would overlap)
+    legends = [lab.plots.figures[f].below[-1] for f in ("time", "ratio", "error")]
+    assert {legend.ncols for legend in legends} == {2}
+    lab.modes = ["reverse"]  # a run of short labels only: three columns again
+    lab.run(wait=True, timeout=600)
+    assert set(lab.plots.series) == {"reverse"}
+    assert {legend.ncols for legend in legends} == {3}
 
 
 def test_a_sparse_run_shows_its_patterns_and_colors():

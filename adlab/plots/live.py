@@ -273,9 +273,13 @@ class LabPlots:
         look = ("black" if primal else self._color(label), *framework_look(framework))
         free.assign(label, look, self.show_compile)
         if len(label) > LONG_LABEL:  # "hessian[forward-over-reverse](sparse)": 3 would overlap
-            for legend in (self._time_legend, self._ratio_legend, self._error_legend):
-                legend.ncols = 2
+            self._legend_columns(2)
         return free.source
+
+    def _legend_columns(self, ncols: int) -> None:
+        for legend in (self._time_legend, self._ratio_legend, self._error_legend):
+            if legend.ncols != ncols:
+                legend.ncols = ncols
 
     # ------------------------------------------------------------- records
     def clear_records(self) -> None:
@@ -286,6 +290,7 @@ class LabPlots:
                 slot.release()
         for source in (self.records, self.floor, self.crossings):
             source.data = empty(list(source.data))
+        self._legend_columns(3)
 
     def add_records(self, records: Iterable[Record]) -> None:
         """Append records (one stream per source, however many records)."""
