@@ -234,14 +234,33 @@ def _locked(where: Path) -> Iterator[None]:
 
 
 def _evict(where: Path, incoming: int) -> None:
-    """Remove the least recently used entries until ``incoming`` more bytes fit."""
-    entries = [(p.stat().st_mtime, p.stat().st_size, p) for p in where.glob(f"*{_SUFFIX}")]
+    """Make room for ``incoming`` bytes: least recently used entries out.
+
+    The bytes held are kept in a running count (``.bytes``), so that a store
+    does not list the directory (thousands of entries: a tenth of a second
+    each time); the directory is counted afresh only when the count says
+    the bound is reached (or it is missing), which also corrects any drift.
+    """
+    count = where / ".bytes"
+    with contextlib.suppress(OSError, ValueError):
+        held = int(count.read_text())
+        if held + incoming <= MAX_BYTES:
+            count.write_text(str(held + incoming))
+            return
+    entries = []
+    with os.scandir(where) as listing:
+        for entry in listing:
+            if entry.name.endswith(_SUFFIX):
+                st = entry.stat()
+                entries.append((st.st_mtime, st.st_size, entry.path))
     total = sum(size for _, size, _ in entries) + incoming
-    for _, size, p in sorted(entries, key=lambda e: e[0]):
+    for _, size, path in sorted(entries):
         if total <= MAX_BYTES:
             break
-        p.unlink(missing_ok=True)
-        total -= size
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            total -= size
+    count.write_text(str(total))
 
 
 def _leaf(value: Any, by_value: bool) -> tuple:
