@@ -3,8 +3,8 @@
 A sparse series (``forward(sparse)``, ``reverse(sparse)``,
 ``hessian[...](sparse)``) takes one pass per color of its pattern, where the
 dense derivative takes one per input. The Lab draws the pattern at a small n
-(``PATTERN_N_MAX``: a bigger one is a grey smear at the figure's size; its
-structure is the same), and says the colors against the dense passes at the
+measured (up to ``PATTERN_N_MAX``: a bigger one is a smear at the figure's
+size; its structure is the same), and says the colors against the dense passes at the
 largest n measured. Both come from the engine's own ``prepare_sparse``, the
 path the timed series took, so they are the colors that were timed.
 """
@@ -21,7 +21,7 @@ from ..engine.model import Model
 from ..engine.sparse import prepare_sparse
 from ..measure.series import parse_variant
 
-#: the pattern is drawn at min(n, this): each nonzero a square of a 420-pixel figure
+#: the pattern is drawn at a size up to this: each nonzero a square of a 315-pixel figure
 PATTERN_N_MAX = 60
 #: what one pass of each sparse kind is, and what a color groups
 _PASSES = {"forward": ("JVPs", "columns"), "reverse": ("VJPs", "rows"),
@@ -72,19 +72,23 @@ def sparse_kinds(variants: Iterable[str]) -> dict[str, tuple[str, str | None]]:
     return out
 
 
-def patterns(model: Model, variants: Sequence[str], n: int, precision: str
+def patterns(model: Model, variants: Sequence[str], sizes: Sequence[int], precision: str
              ) -> Iterator[SparsityShown]:  # fmt: skip
-    """The pattern of each sparse kind among ``variants`` at size ``n``.
+    """The pattern of each sparse kind among ``variants``, at the largest of ``sizes`` (those
+    measured) up to ``PATTERN_N_MAX``, or the smallest when none is that small.
 
     A kind the model refuses (a Hessian of a vector f) is left out: its records
     are skipped with the reason already.
     """
-    args = model.setup(n)
-    for kind, (label, scheme) in sparse_kinds(variants).items():
+    kinds = sparse_kinds(variants)
+    if not kinds or not sizes:
+        return
+    n = max((s for s in sizes if s <= PATTERN_N_MAX), default=min(sizes))
+    for kind, (label, scheme) in kinds.items():
         composition = (scheme or "forward-over-reverse") if kind == "hessian" else None
         try:
-            p = prepare_sparse(model, *args, kind=kind, composition=composition, jit=False,
-                               precision=precision)  # fmt: skip
+            p = prepare_sparse(model, *model.setup(n), kind=kind, composition=composition,
+                               jit=False, precision=precision)  # fmt: skip
         except Exception:  # noqa: BLE001 - the records say why, on the user's line
             continue
         yield SparsityShown(label, kind, n, p.pattern, p.coloring, int(p.nnz))

@@ -65,7 +65,6 @@ class Job:
     options: dict[str, Any] = field(default_factory=dict)
     steps: bool = True
     delay: float = 0.0
-    pattern_n: int = 0  # the n of a sparse series' pattern
 
 
 @dataclass
@@ -153,7 +152,7 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
             emit("note", advice_from([*primals, *group], job.n, job.model.name).describe())
         for note in colors_notes(sweep.records):
             emit("note", note)
-        for shown in patterns(job.model, chosen.variants, job.pattern_n, job.precision):
+        for shown in patterns(job.model, chosen.variants, job.sizes, job.precision):
             if superseded():
                 return
             emit("pattern", shown)

@@ -39,7 +39,6 @@ from ..report import to_csv, to_json
 from .editing import ModelEditing
 from .edits import Edits
 from .modes import nothing_chosen, variants
-from .patterns import PATTERN_N_MAX
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
 from .sources import resolve
 from .traits import (
@@ -222,7 +221,6 @@ class LabState(ModelEditing):
             options=dict(self.options),
             steps=self.with_steps,
             delay=delay,
-            pattern_n=min(self.n, PATTERN_N_MAX),
         )
         self._total = 0
         self._notes = []
