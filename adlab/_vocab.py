@@ -108,9 +108,10 @@ class Record:
     (a 95% bootstrap interval over the repeats): two series differ only where
     these intervals say so (``adlab.measure.findings.compare``). ``min_s`` is
     the estimate least moved by noise, which only ever adds time. ``at_floor``
-    marks a point within noise of the dispatch floor (``floor_s``, a trivial
-    jitted call measured alongside at the same size): its time is the cost of a
-    call, not of its arithmetic, and its ratio to the primal says nothing.
+    marks a point within noise of the dispatch floor (``floor_s``, a trivial call,
+    ``x + 1``, in the point's own framework as its users run it, measured alongside
+    at the same size): its time is the cost of a call, not of its arithmetic, and
+    its ratio to the primal says nothing.
     ``async_floor_s`` is the same for a program JAX's CPU client hands to a
     worker thread (``dispatch == "async"``), measured beside the points of a
     size that have one, and the floor such a point is marked against: that

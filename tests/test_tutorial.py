@@ -9,6 +9,7 @@ bounds), never for timings.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -101,7 +102,13 @@ def test_floor_warmup_ratio_and_per_row_tables():
     ]  # fmt: skip
     floor = tutorial.floor_table(records)
     assert [r[0] for r in floor.rows] == ["reverse", "reverse(eager)"]
-    assert floor.rows[0][3] == "4x" and floor.notes == ("dispatch floor: 5 us",)
+    assert floor.rows[0][3] == "4x" and floor.notes == ("dispatch floor: JAX (jitted) 5 us",)
+    # each framework's derivative over its own floor: eager TensorFlow's is 600 us
+    tf = rec("reverse(tensorflow)", 10, 1.2e-3, floor_s=6e-4, mode="reverse")
+    tf = dataclasses.replace(tf, backend="tensorflow", jit=False)
+    both = tutorial.floor_table([*records, tf])
+    assert both.rows[-1][0] == "reverse(tensorflow)" and both.rows[-1][3] == "2x"
+    assert both.notes == ("dispatch floor: JAX (jitted) 5 us; TensorFlow (eager) 600 us",)
     warm = tutorial.warmup_table(records)
     assert warm.rows[0] == ("reverse", "10", "20 ms", "1 ms", "20 us", "1,000")
     assert warm.rows[1][2] == "-" and warm.rows[1][5] == "-"

@@ -25,6 +25,7 @@ from ..engine.model import Model
 from ..measure import Series, parse_variant
 from ..measure.costs import CostRow
 from ..measure.findings import compare, crossovers, series_records, series_times
+from ..measure.floor import floor_kind
 from ..measure.fused import FusedDescent
 from ..report.table import Table
 
@@ -79,18 +80,21 @@ def _order_words(a: str, b: str, by_label, common: list[int]) -> str:
 
 
 def floor_table(records: Iterable[Record]) -> Table:
-    """Each derivative at its smallest n against the dispatch floor (a trivial jitted call)."""
+    """Each derivative at its smallest n against its own framework's dispatch floor
+    (``x + 1`` as that framework's users run it: from microseconds in PyTorch to
+    hundreds in eager TensorFlow, so one floor for all would misread them)."""
     records = _measured(records)
-    floors = [r.floor_s for r in records if r.floor_s]
-    floor = min(floors) if floors else math.nan
     first: dict[str, Record] = {}
     for r in sorted(records, key=lambda r: r.n):
         if r.mode != "primal":
             first.setdefault(r.label, r)
-    rows = [(r.label, r.n, seconds(r.median_s), f"{r.median_s / floor:.3g}x")
+    rows = [(r.label, r.n, seconds(r.median_s),
+             f"{r.median_s / r.floor_s:.3g}x" if r.floor_s else "-")
             for r in first.values()]  # fmt: skip
+    floors = {floor_kind(r.backend): r.floor_s for r in first.values() if r.floor_s}
+    notes = ["dispatch floor: " + "; ".join(f"{kind} {seconds(s)}" for kind, s in floors.items())]
     return Table.of(("series", "n", "time", "x dispatch floor"), rows,
-                    notes=[f"dispatch floor: {seconds(floor)}"])  # fmt: skip
+                    notes=notes if floors else [])  # fmt: skip
 
 
 # --------------------------------------------------------------------- warm-up
