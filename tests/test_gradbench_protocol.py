@@ -210,6 +210,23 @@ def test_an_unknown_function_names_those_the_eval_has(tool):
     assert "'hessian'" in response["error"] and "gradient" in response["error"]
 
 
+def test_a_model_error_is_a_failure_naming_the_models_line(monkeypatch):
+    from dataclasses import replace
+
+    from adlab.catalog import gradbench as adapters
+
+    broken = adapters.HELLO.source.replace("return x * x", "return np.squre(x)")
+    monkeypatch.setitem(adapters.GRADBENCH_EVALS, "hello", replace(adapters.HELLO, source=broken))
+    tool = Tool(Options(mode="reverse"))
+    message = {"id": 1, "kind": "evaluate", "module": "hello", "function": "double", "input": 2.0}
+    response = tool.respond(message)
+    assert response["success"] is False
+    assert "ModelError: line" in response["error"] and "squre" in response["error"]
+    monkeypatch.undo()  # the session goes on, with the model as it is
+    response = tool.respond(message)
+    assert response["success"] is True and response["output"] == 4.0
+
+
 def test_a_size_refusal_is_a_failure_with_its_message(monkeypatch):
     import adlab.gradbench.jobs as jobs
     from adlab import SizeError

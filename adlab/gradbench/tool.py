@@ -73,7 +73,7 @@ def _preview(input: Any) -> str:
 
 
 class Tool:
-    """The protocol's state: the options, the defined modules, the compiled jobs."""
+    """The protocol's state: the tool's options and the jobs compiled so far."""
 
     def __init__(self, options: Options) -> None:
         self.options = options
