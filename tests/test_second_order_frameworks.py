@@ -161,3 +161,18 @@ def f(x):
     with warnings.catch_warnings(), pytest.raises(adlab.ModelError, match="analytic") as caught:
         adlab.hessian(m, np.array([0.5, -1.0]), mode="complex-step", backend="autograd")
     assert caught.value.lineno == 7
+
+
+def test_a_sweep_measures_each_frameworks_compositions_against_the_reference():
+    modes = ["hessian[forward-over-reverse]", "hessian[forward-over-reverse](torch)",
+             "hvp[reverse-over-forward](autograd)", "hessian[complex-step](torch)"]  # fmt: skip
+    sweep = adlab.bench("rosenbrock", [3], modes, repeats=2, target_s=0.001, budget_s=5.0,
+                        warn=False)  # fmt: skip
+    records = {r.label: r for r in sweep}
+    for label in modes[1:3]:
+        r = records[label]
+        assert r.skipped is None and r.order == 2 and r.jit is False
+        assert r.backend == label[label.index("(") + 1 : -1]
+        assert r.scheme == label[label.index("[") + 1 : label.index("]")]
+        assert r.error <= TOL["float64"]
+    assert "backend='torch' runs 'forward-over-reverse'" in records[modes[3]].skipped
