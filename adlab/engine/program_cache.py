@@ -91,6 +91,12 @@ def identity(model: Any, **options: Any) -> Iterator[None]:
         _identity.reset(token)
 
 
+def kept() -> bool:
+    """Whether the program being built is one adlab keeps (its model has a source), and
+    so one JAX's cache does not write (``fresh``)."""
+    return _identity.get() is not None
+
+
 def key(inputs: tuple, held: set[int]) -> str | None:
     """The key of the program about to be built from ``inputs`` (f's arguments as the
     backend holds them; ``held``: the indices held in the program as constants, keyed by
@@ -164,7 +170,7 @@ def fresh(key: str | None) -> Iterator[Callable[[], bool]]:
     (written before adlab kept its own, or by a JAX that could not be kept from
     it) is not stored.
     """
-    if _identity.get() is None:  # not a program adlab keeps: JAX's cache keeps it
+    if not kept():  # not a program adlab keeps: JAX's cache keeps it
         yield lambda: False
         return
     _listening()

@@ -67,9 +67,10 @@ def bind(fn: Callable, inputs: tuple, jit: bool) -> tuple[Callable, Any, tuple]:
         return fn(given[-1], *(kept[i] if i in kept else next(more)
                                for i in range(1, len(inputs))))  # fmt: skip
 
-    # named apart from the "jit_run" programs of earlier adlabs that JAX's cache may hold:
-    # one loaded from there could not be kept in adlab's own (program_cache.fresh)
-    run.__name__ = run.__qualname__ = "adlab_derivative"
+    if _programs.kept():
+        # named apart from programs JAX's cache may hold (written by earlier adlabs, or
+        # as a wrapped function's): one loaded from there cannot be kept in adlab's own
+        run.__name__ = run.__qualname__ = "adlab_program"
     program = jax.jit(run)
     call = functools.partial(program, *passed) if passed else program
     return call, program, (*passed, inputs[0])
