@@ -69,3 +69,19 @@ def test_a_call_that_fails_gives_no_count():
         raise MemoryError("as jacfwd of a large net under the counter")
 
     assert count_flops(fails, 1.0) is None
+
+
+def test_a_count_past_its_time_limit_is_given_up():
+    """A dispatch mode makes each operation a Python call: a per-sample loop's count
+    can take many times its call, so a sweep's count has a time limit."""
+    import torch
+
+    from adlab.engine.backends._torch_flops import count_flops
+
+    a = torch.ones((4, 4), dtype=torch.float64)
+
+    def two_products(x):
+        return (a @ x) @ x
+
+    assert count_flops(two_products, a, limit_s=None)["flops"] == 2 * (2 * 4 * 4 * 4)
+    assert count_flops(two_products, a, limit_s=0.0) is None  # the second op is past it

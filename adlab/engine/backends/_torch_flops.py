@@ -18,11 +18,17 @@ compiled graph.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
+#: seconds a count may take before it is given up (None). A dispatch mode makes every
+#: operation a Python call: a per-sample Python loop (mlp_per_sample, 100 samples, a
+#: 0.2-0.3 s gradient) took 8 s to count, its batched form as long as a call
+LIMIT_S = 2.0
 #: what a record's ``flops_counter`` says for a PyTorch count
 COUNTER = "torch FlopCounterMode: matrix products, convolutions and attention only"
 
@@ -44,23 +50,51 @@ _EXTRA = {torch.ops.aten.mv: _mv_flop, torch.ops.aten.dot: _dot_flop,
           torch.ops.aten.vdot: _dot_flop}  # fmt: skip
 
 
-def count_flops(call: Callable[[Any], Any], x: Any) -> dict[str, Any] | None:
+def count_flops(call: Callable[[Any], Any], x: Any,
+                limit_s: float | None = LIMIT_S) -> dict[str, Any] | None:  # fmt: skip
     """``call(x)`` run once under ``FlopCounterMode``: {"flops", "counter"}, or None
-    where the call fails (the count is a side note: the call's own failure is
-    reported where it is made, with the model's line)."""
+    where the call fails or the count runs past ``limit_s`` (the count is a side
+    note: the call's own failure is reported where it is made, with the model's line)."""
     try:
-        by_op = flops_by_op(call, x)
+        by_op = flops_by_op(call, x, limit_s)
     except Exception:
         return None
     return {"flops": float(sum(by_op.values())), "counter": COUNTER}
 
 
-def flops_by_op(call: Callable[[Any], Any], x: Any) -> dict[str, float]:
+def flops_by_op(call: Callable[[Any], Any], x: Any,
+                limit_s: float | None = None) -> dict[str, float]:  # fmt: skip
     """``call(x)``'s flops per operation, named as ``torch.profiler`` names it
-    (``aten::mm``); only the operations counted (see the module docstring)."""
+    (``aten::mm``); only the operations counted (see the module docstring).
+
+    Raises:
+        TimeoutError: the count ran past ``limit_s`` seconds (given up mid-call).
+    """
     from torch.utils.flop_counter import FlopCounterMode
 
     with FlopCounterMode(display=False, custom_mapping=_EXTRA) as counter:
-        call(x)
+        if limit_s is None:
+            call(x)
+        else:
+            with _Deadline(limit_s):
+                call(x)
     counts = counter.get_flop_counts().get("Global", {})
     return {str(op).replace(".", "::", 1): float(n) for op, n in counts.items()}
+
+
+class _Deadline(TorchDispatchMode):
+    """Raises ``TimeoutError`` at the first operation more than ``limit_s`` after the
+    first one (entering the first dispatch mode of a process takes seconds of its own)."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__()
+        self.limit_s = limit_s
+        self.deadline: float | None = None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        now = time.perf_counter()
+        if self.deadline is None:
+            self.deadline = now + self.limit_s
+        elif now > self.deadline:
+            raise TimeoutError("FlopCounterMode's count ran past its time limit")
+        return func(*args, **(kwargs or {}))
