@@ -27,7 +27,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 #: seconds a count may take before it is given up (None). A dispatch mode makes every
 #: operation a Python call: a per-sample Python loop (mlp_per_sample, 100 samples, a
-#: 0.2-0.3 s gradient) took 8 s to count, its batched form as long as a call
+#: 0.2-0.3 s gradient) took 1.7 s to count, and 8-20 s at 100-1000 samples on a
+#: loaded machine; its batched form about as long as a call
 LIMIT_S = 2.0
 #: what a record's ``flops_counter`` says for a PyTorch count
 COUNTER = "torch FlopCounterMode: matrix products, convolutions and attention only"
