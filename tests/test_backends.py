@@ -26,7 +26,7 @@ FRAMEWORKS = ("torch", "tensorflow", "autograd")
 #: smaller nets than the catalog's: TensorFlow's eager forward mode pushes one
 #: tangent per parameter (4 + 4 + 8 + 2 + 2 + 1 = 21 here)
 SETTINGS = {"mlp_batched": {"N1": 4, "N2": 2}, "mlp_per_sample": {"N1": 4, "N2": 2},
-            "llsq": {"M": 4}, "gmm": {"K": 2}, "ode": {"S": 2}}  # fmt: skip
+            "llsq": {"M": 4}, "gmm": {"K": 2}, "ode": {"S": 2}, "ba": {"CAMERAS": 2}}  # fmt: skip
 N = 3
 
 
