@@ -11,8 +11,8 @@ one (``tensorflow._forward_jacobian`` / ``_reverse_jacobian``: a loop when
 eager, vectorized when compiled).
 
 Complex step of the gradient is not offered: ``GradientTape.gradient`` at a
-complex x returns conjugated derivatives whose imaginary parts are wrong for
-some operations (see ``second_order.WHY_NOT``).
+complex x returns the conjugate derivative, and for ``x**2`` a wrong one (see
+``second_order.WHY_NOT``; the tests check that it still is).
 """
 
 from __future__ import annotations

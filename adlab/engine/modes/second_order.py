@@ -187,9 +187,9 @@ WHY_NOT: dict[tuple[str, str], str] = {
         "torch.func.grad refuse the complex f(x + ih) that complex step of the gradient needs"
     ),
     ("tensorflow", "complex-step"): (
-        "TensorFlow's GradientTape.gradient at a complex x returns conjugated derivatives whose "
-        "imaginary parts are wrong for some operations (exp, sin), so Im grad f(x + ih) / h "
-        "would be silently wrong"
+        "TensorFlow's GradientTape.gradient at a complex x returns the conjugate derivative, "
+        "and for x**2 a wrong one (its power's gradient mishandles the complex x), so "
+        "Im grad f(x + ih) / h would be silently wrong"
     ),
 }
 
