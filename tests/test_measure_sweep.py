@@ -199,7 +199,7 @@ def _slow_model(calls: dict[int, int], per_element_s: float,
 def test_a_point_predicted_over_budget_is_skipped_without_running():
     calls: dict[int, int] = {}
     moved: dict[int, int] = {}
-    model = _slow_model(calls, 1e-3, moved)
+    model = _slow_model(calls, 5e-3, moved)  # 5 ms steps: a sleep's jitter stays small
     sweep = adlab.bench(model, [1, 2, 40], ["numeric[forward](numpy)"], budget_s=0.5,
                         reference=None, **FAST)  # fmt: skip
     seen = list(sweep)
@@ -233,7 +233,7 @@ def test_the_reference_is_computed_only_for_measured_points():
         return jnp.sum(x**2)
 
     calls: dict[int, int] = {}
-    slow = _slow_model(calls, 1e-3)
+    slow = _slow_model(calls, 5e-3)  # 5 ms steps: a sleep's jitter stays small
     model = Model.from_function(f_jax, slow.setup, name="slow", f_numpy=slow.function("numpy"))
     records = list(adlab.bench(model, [1, 2, 40], ["numeric[forward](numpy)"], budget_s=0.5,
                                reference="reverse", **FAST))  # fmt: skip
@@ -286,6 +286,29 @@ def test_a_slow_first_call_neither_is_the_measurement_nor_skips_the_next_size():
     assert r3.first_call_s >= 0.6  # the sleep is in the first call, kept apart
     assert r3.repeats == FAST["repeats"] and r3.note is None  # timed from warm calls
     assert r4.skipped is None and r4.repeats == FAST["repeats"]
+
+
+def test_one_size_predicts_the_passes_of_f_growing_as_f_did():
+    """PyTorch's jacfwd at n = 10 (as measured): 11.8 ms a call, mostly fixed overhead,
+    beside f at 110 us; at n = 100 f took 119 us. n^2 from 11.8 ms would say 1.18 s."""
+    b = Budget(2.0)
+    b.add("primal(torch)", 10, 110e-6, 0.0, 1e-3, 1)
+    b.add("forward(torch)", 10, 11.8e-3, 0.0, 1.6, 10)
+    f_now = ("primal(torch)", 119e-6)
+    assert b.predict_call("forward(torch)", 100, f_now) == pytest.approx(
+        11.8e-3 * 10 * 119 / 110)  # 10x the passes, each as f grew  # fmt: skip
+    assert b.over("forward(torch)", 100, f_now) is None
+    assert b.over("forward(torch)", 100).startswith("predicted 3.54 s")  # n^2 without f
+    # f faster at the larger size is noise: the passes do not shrink
+    assert b.predict_call("forward(torch)", 100, ("primal(torch)", 50e-6)) == pytest.approx(
+        11.8e-3 * 10)  # fmt: skip
+    # a single pass (reverse) grows as f did
+    b.add("reverse(torch)", 10, 1e-3, 0.0, 1e-3, 1)
+    assert b.predict_call("reverse(torch)", 100, ("primal(torch)", 220e-6)) == pytest.approx(2e-3)
+    # two sizes measured: their own slope, whatever f did
+    b.add("forward(torch)", 100, 20e-3, 0.0, 20e-3, 100)
+    assert b.predict_call("forward(torch)", 1000, f_now) == pytest.approx(
+        20e-3 * 10 ** math.log10(20e-3 / 11.8e-3))  # fmt: skip
 
 
 def test_the_budget_predicts_a_first_calls_excess_only_once_it_recurs():

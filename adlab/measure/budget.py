@@ -2,9 +2,13 @@
 
 Per series (label), the time of one call is extrapolated on log-log axes
 through the last two measured sizes, t(n) = t2 (n / n2)^p. With one size
-measured, p is assumed: 2 when the derivative needs several passes of f
-(``f_evals`` > 1: n passes of O(n) work each, as forward mode and finite
-differences on an elementwise f), else 1. The exponent is clamped to [0, 3].
+measured, a derivative that needs several passes of f (``f_evals`` > 1, as
+forward mode and finite differences) is taken to grow as n passes, each
+growing as f itself did between the two sizes (f is measured first at each
+size): at small n a call is mostly fixed overhead (PyTorch's jacfwd: 12 ms at
+n = 10), and n^2 from there predicted seconds where it took milliseconds.
+Without f's time, p is assumed: 2 for several passes (n passes of O(n) work
+each), else 1. The exponent is clamped to [0, 3].
 
 A point needs its compile and at least ``MIN_CALLS`` calls: the first call
 (kept apart), one warm-up call and one timed repeat. When that is over the
@@ -39,6 +43,10 @@ MIN_POWER, MAX_POWER = 0.0, 3.0
 COMPILE_GROWS_S = 0.1
 
 
+#: f's series label and its seconds per call at the size being predicted
+Primal = tuple[str, float]
+
+
 @dataclass
 class _Point:
     n: int
@@ -65,13 +73,33 @@ class Budget:
     def _measured_below(self, label: str, n: int) -> list[_Point]:
         return sorted((p for p in self.history.get(label, []) if p.n < n), key=lambda p: p.n)
 
-    def predict_call(self, label: str, n: int) -> float | None:
-        """Predicted seconds of one call at ``n``, or None with nothing to go on."""
+    def predict_call(self, label: str, n: int, primal: Primal | None = None) -> float | None:
+        """Predicted seconds of one call at ``n``, or None with nothing to go on.
+
+        With one size measured and ``primal`` given (its label, and its seconds per
+        call at ``n``), the work per pass of f grows as f itself did from that size;
+        the passes grow with n where there are several (see the module docstring).
+        """
         pts = self._measured_below(label, n)
         if not pts:
             return None
-        default = 2.0 if (pts[-1].f_evals or 1) > 1 else 1.0
-        return _extrapolate(pts, n, lambda p: p.call_s, default)
+        last = pts[-1]
+        several = (last.f_evals or 1) > 1
+        growth = self._primal_growth(primal, last.n)
+        if growth is not None and all(p.n == last.n for p in pts):
+            return last.call_s * (n / last.n if several else 1.0) * growth
+        return _extrapolate(pts, n, lambda p: p.call_s, 2.0 if several else 1.0)
+
+    def _primal_growth(self, primal: Primal | None, at: int) -> float | None:
+        """f's time at the new size over its time at size ``at`` (at least 1: f at a
+        larger size taking less is noise), or None where either is unknown."""
+        if primal is None:
+            return None
+        label, now_s = primal
+        then = [p.call_s for p in self.history.get(label, []) if p.n == at]
+        if not then or not then[-1] > 0 or not now_s > 0:
+            return None
+        return max(now_s / then[-1], 1.0)
 
     def predict_compile(self, label: str, n: int) -> float:
         """Predicted compile seconds at ``n`` (0 with nothing to go on)."""
@@ -90,18 +118,18 @@ class Budget:
             return 0.0
         return max(0.0, min(p.first_call_s - p.call_s for p in pts))
 
-    def predict_point(self, label: str, n: int) -> float | None:
+    def predict_point(self, label: str, n: int, primal: Primal | None = None) -> float | None:
         """Predicted seconds for the whole point: compile + ``MIN_CALLS`` calls, the
         first with its recurring excess (``predict_first_excess``)."""
-        call = self.predict_call(label, n)
+        call = self.predict_call(label, n, primal)
         if call is None:
             return None
         compile_s = self.predict_compile(label, n)
         return compile_s + self.predict_first_excess(label, n) + MIN_CALLS * call
 
-    def over(self, label: str, n: int) -> str | None:
+    def over(self, label: str, n: int, primal: Primal | None = None) -> str | None:
         """The skip reason when the point is predicted over budget, else None."""
-        predicted = self.predict_point(label, n)
+        predicted = self.predict_point(label, n, primal)
         if predicted is None or predicted <= self.budget_s:
             return None
         reason = f"predicted {seconds(predicted)} > budget {seconds(self.budget_s)}"

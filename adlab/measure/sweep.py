@@ -296,7 +296,10 @@ class _Run:
         if isinstance(pt.args, Exception):
             pt.skipped = f"setup failed: {pt.args}"
             return pt
-        pt.skipped = self.budget.over(v.label, n)
+        # f at this size is started first: how it grew tells how the passes of f grow
+        primal_s = pt.primal.estimate_s() if pt.primal else None
+        pt.skipped = self.budget.over(v.label, n, (pt.primal.v.label, primal_s)
+                                      if primal_s else None)  # fmt: skip
         if pt.skipped:
             return pt
         start = time.perf_counter()
