@@ -75,7 +75,9 @@ def angle_axis_rotation(r):
     """Rodrigues' rotation matrix for the angle-axis vector r; the identity when
     |r| < 1e-4, as ADBench does (the guard also keeps r/|r| finite at r = 0)."""
     sq = np.sum(r * r)
-    small = sq < 1e-8
+    # compared on the real part: under complex step sq is complex, and PyTorch and
+    # TensorFlow cannot compare complex numbers (JAX and NumPy compare real parts)
+    small = np.real(sq) < 1e-8
     norm = np.sqrt(np.where(small, 1.0, sq))
     x, y, z = r[0] / norm, r[1] / norm, r[2] / norm
     s, c = np.sin(norm), np.cos(norm)
