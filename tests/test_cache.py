@@ -199,3 +199,14 @@ def test_the_directory_is_bounded_least_recently_used_out(programs, monkeypatch)
     left = list(programs.glob("*.program"))
     assert len(left) == 1 and left[0] != first
     assert oct(programs.stat().st_mode & 0o777) == "0o700"
+
+
+def test_a_model_importing_code_of_its_own_is_compiled_every_time(programs):
+    """Code a model imports is part of its program but not of its source, the key."""
+    theirs = SOURCE.replace("LAM = 0.1", "import jax  # beyond the standard library\n\nLAM = 0.1")
+    _prepare(theirs)
+    p, traced = _prepare(theirs)
+    assert not p.compile_loaded and traced >= 2
+    stdlib = SOURCE.replace("LAM = 0.1", "import math\n\nLAM = 0.1")
+    _prepare(stdlib)
+    assert _prepare(stdlib)[0].compile_loaded

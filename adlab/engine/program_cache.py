@@ -16,8 +16,9 @@ XLA's cost analysis stored beside it.
 What a hit does not skip: ``prepare``'s checks of the model (its output's
 shape is found by tracing f once, abstractly) and the mode's build.
 
-A model wrapped from a Python callable has no source to key on: its programs
-are compiled every time. So are eager runs and the frameworks other than JAX.
+A model wrapped from a Python callable has no source to key on, and one that
+imports modules other than Python's own has code outside it: their programs are
+compiled every time. So are eager runs and the frameworks other than JAX.
 
 Entries are pickles, trusted as JAX trusts its own cache, in a private
 directory; the directory is bounded (``MAX_BYTES``, least recently used out)
@@ -27,6 +28,7 @@ entry. ``ADLAB_CACHE=0`` (or ``adlab bench --no-cache``) leaves it off.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import functools
@@ -35,6 +37,7 @@ import math
 import os
 import pickle
 import platform
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -78,10 +81,31 @@ class Hit:
     cost: dict[str, float] | None
 
 
+@functools.lru_cache(maxsize=64)
+def _imports_own_code(source: str) -> bool:
+    """Whether the model imports modules beyond Python's standard library: their code is
+    part of the program but not of the source the key is made of."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or "."] if node.level == 0 else ["."]
+        if any(name.split(".")[0] not in sys.stdlib_module_names for name in names):
+            return True
+    return False
+
+
 @contextlib.contextmanager
 def identity(model: Any, **options: Any) -> Iterator[None]:
-    """Within: the programs built are those of ``model`` with ``options``; keyed by them."""
-    token = _identity.set(None if model.source is None else (
+    """Within: the programs built are those of ``model`` with ``options``; keyed by them.
+    A model without source, or importing code of its own, is not kept."""
+    own = model.source is None or _imports_own_code(model.source)
+    token = _identity.set(None if own else (
         model.source, sorted(model.settings.items(), key=str),
         sorted((k, _leaf(v, True)) for k, v in options.items()),
     ))  # fmt: skip
