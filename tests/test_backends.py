@@ -180,7 +180,11 @@ def test_compiled_with_the_frameworks_compiler(backend):
     m = model("normal_logpdf")
     args = m.setup(N)
     p = adlab.prepare(m, *args, mode="reverse", backend=backend, jit=True)
-    assert p.jit and p.compile_s > 0 and p.cost() is None  # no XLA analysis outside JAX
+    assert p.jit and p.compile_s > 0
+    # no XLA analysis outside JAX; PyTorch counts its matrix products (none here)
+    from adlab.engine.backends._torch_flops import COUNTER  # imports torch: here only
+
+    assert p.cost() == ({"flops": 0.0, "counter": COUNTER} if backend == "torch" else None)
     ref = want("normal_logpdf", "float64")
     assert error(p._impl.to_numpy(p(*p.inputs)), ref) <= 1e-12
     assert error(adlab.derivative(m, *args, backend=backend, jit=True), ref) <= 1e-12
@@ -228,8 +232,12 @@ def test_a_sweep_measures_each_framework_beside_its_own_floor(backend):
     records = list(adlab.bench("normal_logpdf", [2], [f"reverse({backend})"], repeats=2,
                                target_s=0.001, budget_s=5.0, warn=False))  # fmt: skip
     assert [r.label for r in records] == [f"primal({backend})", f"reverse({backend})"]
+    from adlab.engine.backends._torch_flops import COUNTER  # torch is imported by now
+
     for r in records:
         assert r.skipped is None and r.backend == backend and r.jit is False
-        assert r.floor_s > 0 and r.f_evals == 1 and r.flops is None
+        assert r.floor_s > 0 and r.f_evals == 1
+        # PyTorch counts matrix products (normal_logpdf has none), the others nothing
+        assert (r.flops, r.flops_counter) == ((0.0, COUNTER) if backend == "torch" else (None,) * 2)
         assert r.env["framework"] == backend and r.env["framework_version"]
     assert records[1].error <= 1e-12
