@@ -210,3 +210,14 @@ def test_a_model_importing_code_of_its_own_is_compiled_every_time(programs):
     stdlib = SOURCE.replace("LAM = 0.1", "import math\n\nLAM = 0.1")
     _prepare(stdlib)
     assert _prepare(stdlib)[0].compile_loaded
+
+
+def test_a_program_loaded_once_is_loaded_from_memory_after(programs, monkeypatch):
+    _prepare()
+    first, _ = _prepare()  # from the disk
+    for p in programs.glob("*.program"):
+        p.unlink()  # a second load in this process does not read it again
+    again, traced = _prepare()
+    assert first.compile_loaded and again.compile_loaded and traced == 1
+    assert again.cost() == first.cost()
+    assert np.array_equal(np.asarray(again(*again.inputs)), np.asarray(first(*first.inputs)))

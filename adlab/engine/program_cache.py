@@ -29,8 +29,10 @@ entry. ``ADLAB_CACHE=0`` (or ``adlab bench --no-cache``) leaves it off.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import hashlib
 import math
@@ -139,10 +141,33 @@ def key(inputs: tuple, held: set[int]) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: programs loaded in this process, by key: a Lab's runs after its first load none again
+_loaded: collections.OrderedDict[tuple[str, str], Hit] = collections.OrderedDict()
+LOADED_MAX = 256
+_loaded_lock = threading.Lock()
+
+
 def load(key: str) -> Hit | None:
-    """The program stored under ``key``, loaded; None on a miss (or an unreadable entry)."""
-    path = _path(key)
+    """The program stored under ``key``, loaded (once per process); None on a miss (or an
+    unreadable entry)."""
     start = time.perf_counter()
+    memo = (str(programs_dir()), key)
+    with _loaded_lock:
+        hit = _loaded.get(memo)
+        if hit is not None:
+            _loaded.move_to_end(memo)
+            return dataclasses.replace(hit, load_s=time.perf_counter() - start)
+    hit = _read(key, start)
+    if hit is not None:
+        with _loaded_lock:
+            _loaded[memo] = hit
+            while len(_loaded) > LOADED_MAX:
+                _loaded.popitem(last=False)
+    return hit
+
+
+def _read(key: str, start: float) -> Hit | None:
+    path = _path(key)
     if path is None or not path.exists():
         return None
     try:
@@ -228,6 +253,8 @@ def _listening() -> None:
 
 def drop(key: str) -> None:
     """Remove the entry under ``key`` (one that loaded but did not run)."""
+    with _loaded_lock:
+        _loaded.pop((str(programs_dir()), key), None)
     path = _path(key)
     if path is not None:
         with contextlib.suppress(Exception), _locked(path.parent):
@@ -236,6 +263,10 @@ def drop(key: str) -> None:
 
 def remember_cost(key: str, cost: dict[str, float]) -> None:
     """Add ``Prepared.cost()``'s dict to the entry under ``key`` (computed on first use)."""
+    memo = (str(programs_dir()), key)
+    with _loaded_lock:
+        if memo in _loaded:
+            _loaded[memo] = dataclasses.replace(_loaded[memo], cost=dict(cost))
     path = _path(key)
     if path is None:
         return
