@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import memory
 from ..args import wrt_indices
+from ..userline import _TRACER_ERRORS
 from ._base import with_arg
 
 #: a column holds f's largest value about this many times (primal, tangent, work)
@@ -39,7 +40,13 @@ def _one(f: Callable, args: tuple, i: int) -> Any:
     xf = x.ravel()
     n = xf.size
     g = with_arg(f, args, i, x.shape)
-    cols = memory.chunk_columns(n, _column_bytes(g, xf))
+    try:
+        cols = memory.chunk_columns(n, _column_bytes(g, xf))
+    except _TRACER_ERRORS:
+        # Python control flow on x: f cannot be traced abstractly to size the chunks.
+        # Run eagerly (jit=False), jacfwd still works (x's values are concrete), so
+        # it runs unchunked; under jit the same error is raised and explained there.
+        cols = n
     if cols >= n:
         return jax.jacfwd(f, argnums=i)(*args)
 
