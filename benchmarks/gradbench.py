@@ -55,7 +55,7 @@ PAIRS = {
 }  # fmt: skip
 
 #: The eval's arguments (sizes) in the default run and with --quick. The default run took
-#: 15 minutes on 2 cores shared at load 8; GradBench's own defaults go far larger.
+#: 6 minutes on 2 shared cores at load 3, 15 at load 8; GradBench's own defaults go far larger.
 SIZES = {
     "hello": ([], []),
     "llsq": (["-n", "256", "4096"], ["-n", "64"]),
