@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from .._vocab import BACKENDS
-from ..measure.sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES
+from ..measure.sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES, default_modes
 
 
 def _sizes(text: str) -> list[int]:
@@ -116,8 +116,9 @@ def _sweep(args: argparse.Namespace):
     if args.quick:
         raise ValueError("--quick goes with --case")
     settings = dict(args.settings)
-    sweep = bench(args.model or "normal_logpdf", args.sizes or DEFAULT_SIZES,
-                  args.modes or DEFAULT_MODES, settings=settings, **options)  # fmt: skip
+    modes = args.modes or default_modes(args.backend)
+    sweep = bench(args.model or "normal_logpdf", args.sizes or DEFAULT_SIZES, modes,
+                  settings=settings, **options)  # fmt: skip
     return None, sweep
 
 

@@ -30,7 +30,7 @@ from .._format import ratio, seconds
 from .._vocab import Record
 from .findings import compare, series_records
 from .series import Series, parse_variants
-from .sweep import BUDGET_S, DEFAULT_MODES, bench
+from .sweep import BUDGET_S, bench, default_modes
 
 #: a predicted time is taken as known within this factor either way: predictions of
 #: n = 1000 from n = 100 and 300 on normal_logpdf fell within 0.38x-3.7x of the time
@@ -219,7 +219,8 @@ def advise(
     Args:
         model: a catalog name, a path to a model file, or a ``Model``.
         n: the size asked about.
-        modes: the candidates (``bench``'s variants); default ``DEFAULT_MODES``.
+        modes: the candidates (``bench``'s variants); default: ``DEFAULT_MODES`` that
+            ``backend`` runs.
         precision, backend, budget_s: as in ``bench`` (``backend=None``: its default).
         records: records of an earlier sweep of the same model, for context: a
             mode skipped at ``n`` is predicted from their sizes below ``n``.
@@ -232,7 +233,7 @@ def advise(
         and its time at ``n`` predicted.
     """
     n = int(n)
-    variants = parse_variants(DEFAULT_MODES if modes is None else modes)
+    variants = parse_variants(default_modes(backend) if modes is None else modes)
     if backend is not None:
         options["backend"] = backend
     options.update(precision=precision, budget_s=budget_s)

@@ -54,6 +54,20 @@ DEFAULT_SIZES: tuple[int, ...] = (1, 3, 10, 30, 100, 300, 1000)
 DEFAULT_MODES: tuple[str, ...] = (
     "forward", "reverse", "numeric[central]", "numeric[richardson]", "complex-step",
 )  # fmt: skip
+
+
+def default_modes(backend: str | None = None) -> tuple[str, ...]:
+    """``DEFAULT_MODES`` that ``backend`` can run (NumPy has no AD: its differences and
+    complex step); an explicit mode the backend lacks is still refused, with the reason."""
+    if backend is None:
+        return DEFAULT_MODES
+    from ..engine.backends import get_backend
+    from ..engine.modes._registry import get_rule
+
+    impl = get_backend(backend)
+    return tuple(m for m in DEFAULT_MODES if get_rule(m.split("[")[0]).runs_on(impl))
+
+
 #: default seconds one point may take, compile included
 BUDGET_S = 2.0
 __all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "REFERENCES",
@@ -313,8 +327,13 @@ class _Run:
             if pt.cost:
                 pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
             colors, nnz = getattr(p, "colors", None), getattr(p, "nnz", None)  # sparse only
-            pt.base.update(compile_s=p.compile_s, f_evals=p.f_evals, colors=colors, nnz=nnz,
-                           compile_loaded=getattr(p, "compile_loaded", None))
+            pt.base.update(
+                compile_s=p.compile_s,
+                f_evals=p.f_evals,
+                colors=colors,
+                nnz=nnz,
+                compile_loaded=getattr(p, "compile_loaded", None),
+            )
             spent = time.perf_counter() - start
             if spent > budget_s:
                 pt.skipped = f"prepare took {seconds(spent)} > budget {seconds(budget_s)}"
