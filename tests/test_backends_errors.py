@@ -40,6 +40,19 @@ def test_a_numpy_function_the_framework_lacks_names_it_and_the_framework(backend
     assert "AttributeError" not in str(err)
 
 
+@pytest.mark.parametrize(("backend", "label"), [("torch", "PyTorch"), ("tensorflow", "TensorFlow")])
+def test_a_comparison_under_complex_step_says_the_framework_cannot_compare_complex(backend, label):
+    err = _fails("np.where(x > 0, x**2, x**3)", backend, mode="complex-step")
+    assert f"{label} cannot do `x > 0` on complex numbers" in err.reason
+    assert "np.real(x) > 0" in err.hint and "backend='jax'" in err.hint
+    # the advice works: the real part compared, complex step runs and is exact
+    m = adlab.Model.from_source(SRC.format(expr="np.where(np.real(x) > 0, x**2, x**3)"), "kink")
+    x = m.setup(3)[0]
+    got = adlab.derivative(m, x, mode="complex-step", backend=backend)
+    want = adlab.derivative(m, x, mode="reverse")
+    assert abs(got - want).max() <= 1e-12 * abs(want).max()
+
+
 def test_a_misspelling_is_still_a_misspelling():
     err = _fails("np.cumsumm(x)", "torch")
     assert "np has no function 'cumsumm'" in err.reason and "did you mean 'cumsum'" in err.reason

@@ -85,6 +85,10 @@ def missing_attribute(exc: AttributeError, expr: str | None) -> str | None:
 _LABELS = {"torch": "PyTorch", "tensorflow": "TensorFlow", "autograd": "autograd"}
 _NO_RULE = re.compile(r"\b(VJP|JVP) of (\w+) wrt argnums")  # autograd's
 _NOT_TENSOR = re.compile(r"^(\w+)\(\): argument '\w+' \(position \d+\) must be Tensor, not (\w+)")
+#: PyTorch's and TensorFlow's refusals of an operation on complex numbers (complex step)
+_NO_COMPLEX = re.compile(
+    r"not implemented for 'Complex(Float|Double)'|DataType complex(64|128) not in"
+)
 
 
 def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | None:
@@ -122,6 +126,13 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
         return (f"autograd has no {direction}-mode rule ({m.group(1)}) for np.{m.group(2)}",
                 "take this derivative another way: mode='numeric', the other AD mode if "
                 "autograd has a rule there, or backend='jax'")  # fmt: skip
+    if _NO_COMPLEX.search(str(exc)):
+        label = "PyTorch" if "not implemented for" in str(exc) else "TensorFlow"
+        what = f"`{expr}`" if expr else "this line"
+        return (f"{label} cannot do {what} on complex numbers, and under complex step x is "
+                f"complex (x + ih)",
+                "compare or clip the real part (np.real(x) > 0), or run complex step on "
+                "backend='jax' or 'numpy', which compare real parts")  # fmt: skip
     m = _NOT_TENSOR.match(str(exc)) if isinstance(exc, TypeError) else None
     if m:
         what = f"`{expr}`: " if expr else ""
