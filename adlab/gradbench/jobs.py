@@ -165,6 +165,6 @@ class Job:
 
 
 def _diagonal(h: Any) -> Any:
-    import jax.numpy as jnp  # nested modes are JAX's (adlab.engine.modes.second_order)
-
-    return jnp.diagonal(h)
+    # complex step's full Hessian, JAX's or autograd's (the frameworks whose reverse mode
+    # takes complex inputs): both arrays have .diagonal(), so each stays its own kind
+    return h.diagonal()
