@@ -7,6 +7,8 @@ what the Lab does. Widgets link to these traits and to nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from traitlets import (
     Bool,
     Enum,
@@ -86,30 +88,15 @@ class LabTraits(HasTraits):
                 "'numpy' is a framework now, not a mode: tick 'numeric' and the NumPy "
                 "framework (frameworks=['jax', 'numpy']) for the NumPy baseline"
             )
-        unknown = [m for m in modes if m not in MODE_CHOICES]
-        if unknown:
-            raise TraitError(f"unknown mode(s) {unknown}; choose from {list(MODE_CHOICES)}")
-        return [m for m in MODE_CHOICES if m in modes]  # one order, no repeats
+        return _in_order(modes, MODE_CHOICES, "mode")
 
     @validate("compositions")
     def _valid_compositions(self, proposal: dict) -> list[str]:
-        chosen = list(proposal["value"])
-        unknown = [c for c in chosen if c not in COMPOSITION_CHOICES]
-        if unknown:
-            raise TraitError(
-                f"unknown composition(s) {unknown}; choose from {list(COMPOSITION_CHOICES)}"
-            )
-        return [c for c in COMPOSITION_CHOICES if c in chosen]  # one order, no repeats
+        return _in_order(proposal["value"], COMPOSITION_CHOICES, "composition")
 
     @validate("frameworks")
     def _valid_frameworks(self, proposal: dict) -> list[str]:
-        chosen = list(proposal["value"])
-        unknown = [f for f in chosen if f not in FRAMEWORK_CHOICES]
-        if unknown:
-            raise TraitError(
-                f"unknown framework(s) {unknown}; choose from {list(FRAMEWORK_CHOICES)}"
-            )
-        return [f for f in FRAMEWORK_CHOICES if f in chosen]  # one order, no repeats
+        return _in_order(proposal["value"], FRAMEWORK_CHOICES, "framework")
 
     @observe("error")
     def _error_changed(self, change: dict) -> None:
@@ -120,3 +107,12 @@ class LabTraits(HasTraits):
             self.error_text = str(exc)
         else:
             self.error_text = f"{type(exc).__name__}: {exc}"
+
+
+def _in_order(chosen: Iterable[str], choices: Sequence[str], what: str) -> list[str]:
+    """``chosen`` in the choices' one order, without repeats; an unknown one is refused."""
+    chosen = list(chosen)
+    unknown = [c for c in chosen if c not in choices]
+    if unknown:
+        raise TraitError(f"unknown {what}(s) {unknown}; choose from {list(choices)}")
+    return [c for c in choices if c in chosen]
