@@ -2,9 +2,9 @@
 
 Under complex step, x + ih is complex only to carry the derivative in its
 imaginary part. A function that compares (``max``, ``abs``, ``sort``,
-``logaddexp``'s shift) must then decide on the real parts alone and pass the
-chosen values on whole, imaginary part included; that keeps the derivative
-exact (Martins, Sturdza and Alonso 2003). NumPy's and JAX's own functions do
+``logaddexp``'s and ``logsumexp``'s shift) must then decide on the real parts
+alone and pass the chosen values on whole, imaginary part included; that keeps
+the derivative exact (Martins, Sturdza and Alonso 2003). NumPy's and JAX's own functions do
 other things with complex numbers: ``abs`` is the modulus (the imaginary part
 is lost), JAX's ``logaddexp`` wraps the imaginary part into (-pi, pi] (a tiny
 one becomes 0), PyTorch's ``max`` refuses complex tensors.
@@ -49,14 +49,36 @@ def under_complex_step(f: Callable) -> Callable:
     return run
 
 
+def is_complex(a: Any) -> bool:
+    dtype = getattr(a, "dtype", None)
+    return dtype is not None and (getattr(dtype, "is_complex", False)
+                                  or getattr(dtype, "kind", "") == "c")  # fmt: skip
+
+
+def _reduced(np: Any, out: Any, axis: Any, keepdims: bool) -> Any:
+    """``out``, reduced with ``keepdims=True``, as the reduction with ``keepdims`` gives it."""
+    if keepdims:
+        return out
+    return np.reshape(out, ()) if axis is None else np.squeeze(out, axis=axis)
+
+
+def logsumexp(np: Any, a: Any, axis: Any = None, keepdims: bool = False,
+              constant: Callable = lambda v: v) -> Any:  # fmt: skip
+    """``log(sum(exp(a)))`` shifted by the maximum of the real parts, held ``constant``:
+    the sum is the same for any constant shift, so the imaginary part goes through
+    exp, sum and log whole and the derivative stays exact, ties or not
+    (``_special.logsumexp`` calls it under complex step)."""
+    m = constant(np.max(np.real(a), axis=axis, keepdims=True))
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))  # all -inf: scipy's shift, 0
+    return _reduced(np, m + np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)), axis,
+                    keepdims)  # fmt: skip
+
+
 def real_part_functions(np: Any) -> dict[str, Callable]:
     """The comparing functions of the namespace ``np``, each following the real-part
     rule on a complex input under complex step, else ``np``'s own."""
 
-    def cplx(a: Any) -> bool:
-        dtype = getattr(a, "dtype", None)
-        return dtype is not None and (getattr(dtype, "is_complex", False)
-                                      or getattr(dtype, "kind", "") == "c")  # fmt: skip
+    cplx = is_complex
 
     def re(a: Any) -> Any:
         return np.real(a) if cplx(a) else a
@@ -90,9 +112,7 @@ def real_part_functions(np: Any) -> dict[str, Callable]:
         m = np.max(r, axis=axis, keepdims=True)
         hit = r == m
         shift = np.sum(np.where(hit, z - m, 0 * z), axis=axis, keepdims=True)
-        out = m + shift / np.sum(hit, axis=axis, keepdims=True)
-        return out if keepdims else (np.reshape(out, ()) if axis is None else
-                                     np.squeeze(out, axis=axis))  # fmt: skip
+        return _reduced(np, m + shift / np.sum(hit, axis=axis, keepdims=True), axis, keepdims)
 
     def amin(z, axis=None, keepdims=False):
         return -amax(-z, axis=axis, keepdims=keepdims)
@@ -135,7 +155,7 @@ def real_part_functions(np: Any) -> dict[str, Callable]:
 #: the functions above that compute the real-part rule (not the wrappers choosing it)
 RULES = frozenset({
     "absolute", "sign", "maximum", "minimum", "amax", "amin", "argmax", "argmin", "argsort",
-    "sort", "clip", "logaddexp", "logaddexp2",
+    "sort", "clip", "logaddexp", "logaddexp2", "logsumexp",
 })  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from ..args import wrt_indices
 from . import _namespace
 from ._base import Backend
 from ._loops import python_loops
+from ._special import special_functions
 from .numpy import numpy_batch
 
 
@@ -44,7 +45,8 @@ class AutogradBackend(Backend):
         return {"version": _version(), "device": "cpu"}
 
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": _NP, "map_samples": _map, "vmap_samples": _map, **_LOOPS}
+        return {"np": _NP, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
+                **special_functions("autograd", _NP)}  # fmt: skip
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
         return autograd.grad(f, wrt)

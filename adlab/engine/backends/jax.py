@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..precision import precision_scope
-from . import _jax_batch, _jax_call, _jax_forward, _loops
+from . import _jax_batch, _jax_call, _jax_forward, _loops, _special
 from ._base import Backend, NotAnArray, Program
 
 
@@ -61,7 +61,8 @@ class JaxBackend(Backend):
     # map_samples: one sample at a time (a compiled loop); vmap_samples: jax.vmap;
     # fori_loop and scan: lax's
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": jnp, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS}
+        return {"np": jnp, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS,
+                **_special.special_functions("jax", jnp)}  # fmt: skip
 
     def convert(self, args: tuple, precision: str) -> tuple:
         """On the device, as a training loop holds them: calls copy nothing from the host."""

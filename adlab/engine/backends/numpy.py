@@ -14,6 +14,7 @@ import numpy as np
 
 from ._base import Backend
 from ._loops import python_loops
+from ._special import special_functions
 
 
 def numpy_batch(f: Callable, args: Sequence[Any], i: int, coords: np.ndarray) -> np.ndarray:
@@ -59,7 +60,8 @@ class NumpyBackend(Backend):
 
     # NumPy has no vmap: both maps are a loop
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": np, "map_samples": _map, "vmap_samples": _map, **_LOOPS}
+        return {"np": np, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
+                **special_functions("numpy", np)}  # fmt: skip
 
     def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
         """One coordinate at a time in a plain loop (``numpy_batch``), never

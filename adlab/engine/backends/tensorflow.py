@@ -43,6 +43,7 @@ from ..args import wrt_indices  # noqa: E402
 from . import _namespace  # noqa: E402
 from ._base import Backend, hit_mask, tree_map, with_arg  # noqa: E402
 from ._loops import python_loops  # noqa: E402
+from ._special import special_functions  # noqa: E402
 
 tnp.experimental_enable_numpy_behavior()  # why: see the module docstring
 
@@ -76,7 +77,8 @@ class TensorflowBackend(Backend):
     @functools.cache  # noqa: B019 - one namespace for the process
     def namespace(self, precision: str) -> dict[str, Any]:
         ns = _namespace.build("tensorflow", tnp, aliases={"linalg": _LINALG})
-        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(tnp.stack)}
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(tnp.stack),
+                **special_functions("tensorflow", ns)}  # fmt: skip
 
     # ---------------------------------------------------------------- data
     def convert(self, args: tuple, precision: str) -> tuple:

@@ -34,6 +34,7 @@ from ..args import wrt_indices
 from . import _namespace
 from ._base import Backend, tree_map, with_arg
 from ._loops import python_loops
+from ._special import special_functions
 from ._torch_flops import count_flops
 
 with warnings.catch_warnings():
@@ -118,8 +119,8 @@ class TorchBackend(Backend):
         ns = _namespace.build("torch", torch, aliases={**_ALIASES, **constants},
                               creators=_namespace.CREATORS, creator_defaults=defaults,
                               drop=_DROP)  # fmt: skip
-        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap,
-                **python_loops(torch.stack)}
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(torch.stack),
+                **special_functions("torch", ns)}  # fmt: skip
 
     # ---------------------------------------------------------------- data
     def convert(self, args: tuple, precision: str) -> tuple:
