@@ -121,12 +121,15 @@ def prepare_hvp(
     jit: bool | None = None,
     precision: str = "float64",
     backend: str = "jax",
+    with_gradient: bool = False,
 ) -> Prepared:
     """Compile the Hessian-vector product of a scalar ``f(x, *args)``; see ``hvp``.
 
     Returns:
         A ``Prepared``: ``p(x)`` at a new x along the bound v; ``p(x, v, *args)``
         binds a new v and data (v always follows the differentiated argument).
+        With ``with_gradient``, each call returns (gradient, HVP) from one program
+        (mode ``gradient-and-hvp``; see ``hvp``).
     """
     model = _model(f_or_model)
     _check("hvp", mode, backend)
@@ -141,9 +144,9 @@ def prepare_hvp(
                          f"{np.shape(given[i])}; got {np.shape(v)}")  # fmt: skip
     inputs = (*given[: i + 1], v, *given[i + 1 :])
     try:
-        return prepare(with_direction(model, i, backend, precision), *inputs, mode="hvp",
-                       scheme=mode, wrt=i, jit=jit, precision=precision,
-                       backend=backend)  # fmt: skip
+        return prepare(with_direction(model, i, backend, precision), *inputs,
+                       mode="gradient-and-hvp" if with_gradient else "hvp", scheme=mode, wrt=i,
+                       jit=jit, precision=precision, backend=backend)  # fmt: skip
     except NotScalar as exc:
         raise _scalar_error(model, exc) from None
 
@@ -211,13 +214,24 @@ def hvp(
     jit: bool | None = None,
     backend: str = "jax",
     full_output: bool = False,
+    with_gradient: bool = False,
 ) -> Any:
     """The Hessian of a scalar ``f(x, *args)`` times ``v`` (shaped like the argument ``wrt``).
 
     Modes as for ``hessian`` but complex step. The first three cost one pass each,
     a small constant times f (``HVP_BOUND``); "forward-over-forward" costs n, since
     its inner gradient takes n forward passes; "numeric" takes two reverse gradients.
+
+    With ``with_gradient``, returns (gradient, HVP), both from one compiled program
+    (as ``jax.jvp(jax.grad(f), (x,), (v,))`` does; Newton-type steps need both). Over
+    a gradient ("forward-over-reverse", "reverse-over-reverse", "forward-over-forward")
+    the outer pass computes the gradient on its way and it costs nothing more;
+    "reverse-over-forward" (whose outer pass sees f's directional derivative, not the
+    gradient) and "numeric" compute one more reverse gradient inside the program
+    (``f_evals`` counts it). On every framework that nests modes; the gradient is the
+    one the composition's inner program takes (reverse or forward AD, also for
+    "numeric", whose differences are of the reverse gradient).
     """
     p = prepare_hvp(f_or_model, x, v, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
-                    backend=backend)  # fmt: skip
+                    backend=backend, with_gradient=with_gradient)  # fmt: skip
     return _value(p, full_output)

@@ -43,6 +43,18 @@ HVP: dict[str, Callable[[Callable, Any, Any], Any]] = {
     "reverse-over-forward": lambda f, x, v: autograd.grad(lambda y: make_jvp(f)(y)(v)[1])(x),
     "forward-over-forward": lambda f, x, v: make_jvp(_forward_gradient(f))(x)(v)[1],
 }
+#: each HVP as (gradient, HVP): the outer operator's primal output is the gradient
+#: (``make_hvp`` returns it beside its product); reverse-over-forward's is not, so it
+#: takes one more reverse gradient
+FUSED: dict[str, Callable[[Callable, Any, Any], tuple[Any, Any]]] = {
+    "forward-over-reverse": lambda f, x, v: make_jvp(autograd.grad(f))(x)(v),
+    "reverse-over-reverse": lambda f, x, v: (lambda pull, g: (g, pull(v)))(*make_hvp(f)(x)),
+    "reverse-over-forward": lambda f, x, v: (
+        autograd.grad(f)(x),
+        HVP["reverse-over-forward"](f, x, v),
+    ),
+    "forward-over-forward": lambda f, x, v: make_jvp(_forward_gradient(f))(x)(v),
+}
 
 #: the compositions nested here
 NESTED = tuple(HESSIAN)
@@ -52,8 +64,9 @@ def hessian(name: str, f: Callable, x: Any, jit: bool) -> Any:
     return HESSIAN[name](f, x)
 
 
-def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool) -> Any:
-    return HVP[name](f, x, v)
+def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool, with_gradient: bool = False) -> Any:
+    """H v, or with ``with_gradient`` (gradient, H v) from the same call."""
+    return (FUSED if with_gradient else HVP)[name](f, x, v)
 
 
 def gradient(f: Callable, i: int) -> Callable:

@@ -39,17 +39,18 @@ def _forward_gradient(f: Callable, jit: bool) -> Callable:
     return lambda x: _forward_jacobian(f, (x,), 0, vectorized=jit)
 
 
-def _jvp(g: Callable, x: Any, v: Any) -> Any:
+# each returns (g(x), the product): the primal comes with the pass
+def _jvp(g: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     with tf.autodiff.ForwardAccumulator(x, v) as acc:
         y = g(x)
-    return acc.jvp(y, unconnected_gradients=_ZERO)
+    return y, acc.jvp(y, unconnected_gradients=_ZERO)
 
 
-def _vjp(g: Callable, x: Any, v: Any) -> Any:
+def _vjp(g: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = g(x)
-    return tape.gradient(y, x, output_gradients=v, unconnected_gradients=_ZERO)
+    return y, tape.gradient(y, x, output_gradients=v, unconnected_gradients=_ZERO)
 
 
 def hessian(name: str, f: Callable, x: Any, jit: bool) -> Any:
@@ -59,12 +60,16 @@ def hessian(name: str, f: Callable, x: Any, jit: bool) -> Any:
     return jacobian(g, (x,), 0, vectorized=jit)
 
 
-def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool) -> Any:
+def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool, with_gradient: bool = False) -> Any:
+    """H v, or with ``with_gradient`` (gradient, H v) from the same call: the outer pass's
+    primal is the inner gradient, but for reverse-over-forward (one more gradient)."""
     outer, inner = name.split("-over-")
     if name == "reverse-over-forward":  # a tape around one accumulator: no n-column gradient
-        return _grad(lambda y: _jvp(f, y, v))(x)
+        hv = _grad(lambda y: _jvp(f, y, v)[1])(x)
+        return (_grad(f)(x), hv) if with_gradient else hv
     g = _grad(f) if inner == "reverse" else _forward_gradient(f, jit)
-    return (_jvp if outer == "forward" else _vjp)(g, x, v)
+    out = (_jvp if outer == "forward" else _vjp)(g, x, v)
+    return out if with_gradient else out[1]
 
 
 #: the compositions nested here

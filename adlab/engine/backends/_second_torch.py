@@ -3,7 +3,8 @@
 ``torch.func.grad`` / ``jvp`` / ``vjp`` / ``jacfwd`` / ``jacrev`` are functions
 of functions, so they nest the way JAX's do: forward-over-reverse is
 ``jacfwd(grad(f))`` (what ``torch.func.hessian`` is) and its HVP
-``jvp(grad(f), x, v)``. They run eagerly, and under ``torch.compile``.
+``jvp(grad(f), x, v)``, whose primal output is the gradient (``FUSED``). They run
+eagerly, and under ``torch.compile``.
 First order uses ``torch.autograd.grad`` on a tape instead (as PyTorch's users
 write a gradient); a tape's double backward would give only reverse-over-reverse.
 
@@ -32,6 +33,15 @@ HVP: dict[str, Callable[[Callable, Any, Any], Any]] = {
     "reverse-over-forward": lambda f, x, v: grad(lambda y: jvp(f, (y,), (v,))[1])(x),
     "forward-over-forward": lambda f, x, v: jvp(jacfwd(f), (x,), (v,))[1],
 }
+#: each HVP as (gradient, HVP): torch.func's jvp and vjp return the primal, which over
+#: grad (or jacfwd) is the gradient; reverse-over-forward's outer primal is not, so it
+#: takes one more reverse gradient
+FUSED: dict[str, Callable[[Callable, Any, Any], tuple[Any, Any]]] = {
+    "forward-over-reverse": lambda f, x, v: jvp(grad(f), (x,), (v,)),
+    "reverse-over-reverse": lambda f, x, v: (lambda g, pull: (g, pull(v)[0]))(*vjp(grad(f), x)),
+    "reverse-over-forward": lambda f, x, v: (grad(f)(x), grad(lambda y: jvp(f, (y,), (v,))[1])(x)),
+    "forward-over-forward": lambda f, x, v: jvp(jacfwd(f), (x,), (v,)),
+}
 
 #: the compositions nested here
 NESTED = tuple(HESSIAN)
@@ -41,8 +51,9 @@ def hessian(name: str, f: Callable, x: Any, jit: bool) -> Any:
     return HESSIAN[name](f, x)
 
 
-def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool) -> Any:
-    return HVP[name](f, x, v)
+def hvp(name: str, f: Callable, x: Any, v: Any, jit: bool, with_gradient: bool = False) -> Any:
+    """H v, or with ``with_gradient`` (gradient, H v) from the same call."""
+    return (FUSED if with_gradient else HVP)[name](f, x, v)
 
 
 def gradient(f: Callable, i: int) -> Callable:

@@ -20,7 +20,9 @@ Hessian is n HVPs. Over a forward gradient each pass drags n tangents along.
 
 The modes register as ``hessian`` and ``hvp``: ``prepare(model, x, *args,
 mode="hessian", scheme="forward-over-reverse")`` compiles one, and a sweep's
-variant ``hessian[forward-over-reverse]`` names one. An HVP's direction v is
+variant ``hessian[forward-over-reverse]`` names one. ``gradient-and-hvp``
+returns (gradient, HVP) from one program (``hvp(..., with_gradient=True)``):
+the outer pass over a gradient computes that gradient on its way. An HVP's direction v is
 the argument right after the differentiated one (``adlab.engine.second``
 inserts it). JAX's compositions are ``COMPOSITIONS``; PyTorch, TensorFlow and
 autograd nest their own operators (``backends/_second_<framework>.py``), and
@@ -75,17 +77,21 @@ class Composition:
     Attributes:
         name: "outer-over-inner", or "numeric" / "complex-step".
         hessian: ``hessian(spec) -> fn(*args)``, the n x n Hessian.
-        hvp: ``hvp(f, i) -> fn(*args, v)``, or None where it has no HVP.
+        hvp: ``hvp(f, i, with_gradient=False) -> fn(*args, v)``, or None where it has no
+            HVP; with ``with_gradient``, ``fn`` returns (gradient, HVP) from one program.
         passes: ``passes(n, hvp) -> int``: the passes of the composed program
             (gradient evaluations for "numeric" and "complex-step").
         exact: False for finite differences (an error O(h^2) besides rounding).
+        gradient_passes: what the gradient adds to the HVP's passes when both are
+            asked of one program: 0 where the HVP computes it on the way.
     """
 
     name: str
     hessian: Callable[[Spec], Callable]
-    hvp: Callable[[Callable, int], Callable] | None
+    hvp: Callable[..., Callable] | None
     passes: Callable[[int, bool], int]
     exact: bool = True
+    gradient_passes: int = 0
 
 
 def _nested(outer: Callable, inner: Callable) -> Callable[[Spec], Callable]:
@@ -98,42 +104,71 @@ def _nested(outer: Callable, inner: Callable) -> Callable[[Spec], Callable]:
     return build
 
 
-def _hvp_fwd_rev(f, i):
-    return lambda *a: jax.jvp(_of_x(_grad(f, i), a[:-1], i), (a[i],), (a[-1],))[1]
+def _pair(out: tuple, with_gradient: bool) -> Any:
+    """(gradient, HVP) as a fused program returns them, or the HVP alone."""
+    return out if with_gradient else out[1]
 
 
-def _hvp_rev_rev(f, i):
+# Each HVP builder takes ``with_gradient``: then ``fn(*args, v)`` returns (gradient, HVP)
+# from the same program. Where the inner program is the gradient (over reverse, and over
+# forward's n-column gradient), the outer pass computes it on the way and returning it is
+# free; reverse-over-forward and numeric compute it once more inside (``gradient_passes``).
+def _hvp_fwd_rev(f, i, with_gradient=False):
+    def fn(*a):
+        out = jax.jvp(_of_x(_grad(f, i), a[:-1], i), (a[i],), (a[-1],))  # (g, Hv)
+        return _pair(out, with_gradient)
+
+    return fn
+
+
+def _hvp_rev_rev(f, i, with_gradient=False):
     def fn(*a):
         g = _of_x(_grad(f, i), a[:-1], i)
-        return jax.grad(lambda x: jnp.vdot(g(x), a[-1]))(a[i])
+
+        def inner(x):
+            gx = g(x)
+            return jnp.vdot(gx, a[-1]), gx
+
+        hv, gx = jax.grad(inner, has_aux=True)(a[i])
+        return _pair((gx, hv), with_gradient)
 
     return fn
 
 
-def _hvp_rev_fwd(f, i):
+def _hvp_rev_fwd(f, i, with_gradient=False):
     def fn(*a):
         fx = _of_x(f, a[:-1], i)
-        return jax.grad(lambda x: jax.jvp(fx, (x,), (a[-1],))[1])(a[i])
+        hv = jax.grad(lambda x: jax.jvp(fx, (x,), (a[-1],))[1])(a[i])
+        # the outer pass's primal is the directional derivative, not the gradient
+        return (_grad(f, i)(*a[:-1]), hv) if with_gradient else hv
 
     return fn
 
 
-def _hvp_fwd_fwd(f, i):
-    return lambda *a: jax.jvp(_of_x(jax.jacfwd(f, argnums=i), a[:-1], i), (a[i],), (a[-1],))[1]
+def _hvp_fwd_fwd(f, i, with_gradient=False):
+    def fn(*a):
+        out = jax.jvp(_of_x(jax.jacfwd(f, argnums=i), a[:-1], i), (a[i],), (a[-1],))
+        return _pair(out, with_gradient)
+
+    return fn
 
 
-def _difference(g: Callable, x: Any, v: Any, eps: float, tiny: float, scale: Callable) -> Any:
+def _difference(g: Callable, x: Any, v: Any, eps: float, tiny: float, scale: Callable,
+                with_gradient: bool = False) -> Any:  # fmt: skip
     """(g(x + h v) - g(x - h v)) / 2h, g the reverse gradient, h ~ eps^(1/3) scaled to x, v;
-    ``scale(a, floor)`` is max(max |a|, floor) in the framework's arrays."""
+    ``scale(a, floor)`` is max(max |a|, floor) in the framework's arrays. With
+    ``with_gradient``, (g(x), that): one more gradient, in the same program."""
     h = eps ** (1 / 3) * scale(x, 1.0) / scale(v, tiny)
-    return (g(x + h * v) - g(x - h * v)) / (2 * h)
+    hv = (g(x + h * v) - g(x - h * v)) / (2 * h)
+    return (g(x), hv) if with_gradient else hv
 
 
-def _hvp_numeric(f, i):
+def _hvp_numeric(f, i, with_gradient=False):
     def fn(*a):
         x, info = a[i], jnp.finfo(a[i].dtype)
         scale = lambda b, floor: jnp.maximum(jnp.max(jnp.abs(b)), floor)  # noqa: E731
-        return _difference(_of_x(_grad(f, i), a[:-1], i), x, a[-1], info.eps, info.tiny, scale)
+        return _difference(_of_x(_grad(f, i), a[:-1], i), x, a[-1], info.eps, info.tiny, scale,
+                           with_gradient)  # fmt: skip
 
     return fn
 
@@ -155,14 +190,14 @@ COMPOSITIONS: dict[str, Composition] = {
         Composition("forward-over-reverse", _nested(jax.jacfwd, jax.grad), _hvp_fwd_rev,
                     lambda n, hvp: 1 if hvp else n),
         Composition("reverse-over-forward", _nested(jax.jacrev, jax.jacfwd), _hvp_rev_fwd,
-                    lambda n, hvp: 1 if hvp else n * n),
+                    lambda n, hvp: 1 if hvp else n * n, gradient_passes=1),
         Composition("reverse-over-reverse", _nested(jax.jacrev, jax.grad), _hvp_rev_rev,
                     lambda n, hvp: 1 if hvp else n),
         Composition("forward-over-forward", _nested(jax.jacfwd, jax.jacfwd), _hvp_fwd_fwd,
                     lambda n, hvp: n if hvp else n * n),
         # the differences are symmetrized, (H + H^T) / 2: the exact Hessian is symmetric
         Composition("numeric", lambda spec: _first_order("numeric", spec, True), _hvp_numeric,
-                    lambda n, hvp: 2 if hvp else 2 * n, exact=False),
+                    lambda n, hvp: 2 if hvp else 2 * n, exact=False, gradient_passes=1),
         Composition("complex-step", lambda spec: _first_order("complex-step", spec, False), None,
                     lambda n, hvp: n),
     )
@@ -253,9 +288,11 @@ def _framework(backend: str) -> Any:
     return importlib.import_module(f"..backends._second_{backend}", __package__)
 
 
-def _nested_on(fw: Any, name: str, f: Callable, i: int, jit: bool, hvp: bool) -> Callable:
+def _nested_on(fw: Any, name: str, f: Callable, i: int, jit: bool, hvp: bool,
+               with_gradient: bool = False) -> Callable:  # fmt: skip
     """A framework's nesting ``name``: ``fn(*args)`` -> the Hessian, or with ``hvp``
-    ``fn(*args, v)`` -> the HVP. Its operators take a 1-D x: a 0-d one goes as (1,)."""
+    ``fn(*args, v)`` -> the HVP (with ``with_gradient``, (gradient, HVP)). Its operators
+    take a 1-D x: a 0-d one goes as (1,)."""
 
     def fn(*a: Any) -> Any:
         args = a[:-1] if hvp else a
@@ -265,25 +302,28 @@ def _nested_on(fw: Any, name: str, f: Callable, i: int, jit: bool, hvp: bool) ->
             x, fx = x.reshape(1), (lambda g: lambda y: g(y.reshape(())))(fx)
         if hvp:
             v = a[-1].reshape(1) if scalar else a[-1]
-            out = fw.hvp(name, fx, x, v, jit)
+            out = fw.hvp(name, fx, x, v, jit, with_gradient)
         else:
             out = fw.hessian(name, fx, x, jit)
-        return out.reshape(()) if scalar else out
+        if not scalar:
+            return out
+        return tuple(o.reshape(()) for o in out) if with_gradient else out.reshape(())
 
     return fn
 
 
-def _on_framework(spec: Spec, c: Composition, f: Callable, hvp: bool) -> Callable:
+def _on_framework(spec: Spec, c: Composition, f: Callable, hvp: bool,
+                  with_gradient: bool = False) -> Callable:  # fmt: skip
     """Composition ``c`` in the framework of ``spec.backend`` (not JAX)."""
     fw, i = _framework(spec.backend), spec.indices[0]
     if c.name in fw.NESTED:
-        return _nested_on(fw, c.name, f, i, spec.jit, hvp)
+        return _nested_on(fw, c.name, f, i, spec.jit, hvp, with_gradient)
     if not hvp:
         return _first_order(c.name, spec, c.name == "numeric", grad=fw.gradient)
     info = np.finfo(spec.dtype)
     eps, tiny = float(info.eps), float(info.tiny)
     return lambda *a: _difference(_of_x(fw.gradient(f, i), a[:-1], i), a[i], a[-1], eps,
-                                  tiny, fw.scale)  # fmt: skip
+                                  tiny, fw.scale, with_gradient)  # fmt: skip
 
 
 @register("hessian", backends=BACKENDS, summary="the Hessian, by a composition of modes",
@@ -296,18 +336,33 @@ def hessian(spec: Spec) -> Built:
     return Built(fn, f_evals=c.passes(n, False), note=NOTES.get(c.name))
 
 
-@register("hvp", backends=BACKENDS, summary="the Hessian times v, by a composition of modes",
-          eager_cures=True, schemes=HVP_NAMES, order=2)  # fmt: skip
-def hvp(spec: Spec) -> Built:
+def _hvp(spec: Spec, with_gradient: bool) -> Built:
     """``spec.f`` takes v after the differentiated argument and ignores it (see the docstring)."""
     n = check_spec(spec, "Hessian-vector product")
     c = _composition(spec.scheme, hvp=True, backend=spec.backend)
     i = spec.indices[0]
     # the compositions take f without v, and v last; spec.f ignores its v, so any array serves
     f = lambda *b: spec.f(*b[: i + 1], b[i], *b[i + 1 :])  # noqa: E731
-    product = c.hvp(f, i) if spec.backend == "jax" else _on_framework(spec, c, f, True)
+    if spec.backend == "jax":
+        product = c.hvp(f, i, with_gradient)
+    else:
+        product = _on_framework(spec, c, f, True, with_gradient)
 
     def fn(*a):
         return product(*a[: i + 1], *a[i + 2 :], a[i + 1])
 
-    return Built(fn, f_evals=c.passes(n, True), note=NOTES.get(c.name))
+    passes = c.passes(n, True) + (c.gradient_passes if with_gradient else 0)
+    return Built(fn, f_evals=passes, note=NOTES.get(c.name))
+
+
+@register("hvp", backends=BACKENDS, summary="the Hessian times v, by a composition of modes",
+          eager_cures=True, schemes=HVP_NAMES, order=2)  # fmt: skip
+def hvp(spec: Spec) -> Built:
+    return _hvp(spec, with_gradient=False)
+
+
+@register("gradient-and-hvp", backends=BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
+          summary="the gradient and the Hessian times v, from one program")  # fmt: skip
+def gradient_and_hvp(spec: Spec) -> Built:
+    """(gradient, HVP): ``hvp`` with the gradient the composition computes on the way."""
+    return _hvp(spec, with_gradient=True)
