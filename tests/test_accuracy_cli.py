@@ -111,3 +111,23 @@ def test_control_flow_advice_fits_accuracy(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "line 5: control flow on a traced value" in err and "np.where" in err
     assert "jit=False" not in err and "--no-jit" not in err
+
+
+def test_set_changes_the_model_the_sweep_runs(tmp_path, capsys):
+    """--set reaches the model: forward differences err by about K h / 2 on exp(K x)."""
+    path = tmp_path / "scaled.py"
+    path.write_text(
+        "K = 1.0\n\ndef setup(n, rng):\n    return (rng.normal(size=n),)\n\n"
+        "def f(x):\n    return np.sum(np.exp(K * x))\n"
+    )
+
+    def error_at_largest_step(*settings: str) -> float:
+        argv = ["accuracy", "--model", str(path), "--n", "3", "--schemes", "forward",
+                "--per-decade", "1", "--json", *settings]  # fmt: skip
+        assert main(argv) == 0
+        records = json.loads(capsys.readouterr().out)
+        return max(records, key=lambda r: r["h"])["error"]
+
+    assert error_at_largest_step("--set", "K=10.0") > 5 * error_at_largest_step()
+    assert main(["accuracy", "--model", str(path), "--set", "Q=1"]) == 2
+    assert "Q" in capsys.readouterr().err

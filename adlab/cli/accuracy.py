@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from .._format import jsonable
-from .._vocab import PRECISIONS, ModelError, StepRecord
+from .._vocab import ModelError, StepRecord
 from ..accuracy.precision_table import PrecisionRow, precision_table
 from ..accuracy.reference import Reference, reference
 from ..accuracy.steps import (
@@ -23,6 +23,7 @@ from ..accuracy.steps import (
 from ..catalog import resolve_model
 from ..engine.userline import speaking_to
 from ..report.table import Table
+from ._args import add_model_arguments
 
 SCHEMES_DEFAULT = "forward,central,richardson,complex-step"
 #: the column names: "forward" alone would be a difference in one table and AD in the next
@@ -57,16 +58,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "reverse-mode reference (checked against forward mode), where adlab's default "
         "step sits, the theoretical optimum, and every mode in float32 beside float64.",
     )
-    p.add_argument("--model", default="normal_logpdf", help="catalog name or path to a model file")
-    p.add_argument(
-        "--n", type=int, default=10, help="size passed to the model's setup (default 10)"
-    )
-    p.add_argument("--precision", choices=PRECISIONS, default="float64",
-                   help="precision of the differences (the reference is float64)")  # fmt: skip
+    add_model_arguments(p, model="normal_logpdf", n=10, seed=True,
+                        precision_help="of the differences (the reference is float64)")  # fmt: skip
     p.add_argument("--schemes", default=SCHEMES_DEFAULT,
                    help=f"comma-separated schemes (default {SCHEMES_DEFAULT})")  # fmt: skip
     p.add_argument("--per-decade", type=int, default=2, help="steps per decade (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the model's setup")
     p.add_argument("--json", action="store_true", help="print the records as a JSON list")
     p.set_defaults(run=run)
 
@@ -167,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    model = resolve_model(args.model)
+    model = resolve_model(args.model, **dict(args.settings))
     args.model = model
     point = model.setup(args.n, args.seed)
     ref = reference(model, *point)

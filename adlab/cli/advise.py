@@ -13,9 +13,8 @@ from dataclasses import asdict
 from typing import Any
 
 from .._format import jsonable
-from .._vocab import PRECISIONS
 from ..measure.sweep import BUDGET_S, DEFAULT_MODES
-from .bench import _setting
+from ._args import add_backend_argument, add_model_arguments
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,16 +30,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "Prints the verdict, then the measurements it rests on."
         ),
     )
-    p.add_argument("--model", default="normal_logpdf",
-                   help="catalog name or path to a model file (default normal_logpdf)")  # fmt: skip
-    p.add_argument("--n", type=int, required=True, help="the size to advise on")
+    add_model_arguments(p, model="normal_logpdf", n=None)
     p.add_argument("--modes", help=f"comma-separated modes (default {','.join(DEFAULT_MODES)})")
-    p.add_argument("--precision", default="float64", choices=PRECISIONS)
-    p.add_argument("--backend", default=None, help="the framework (default jax)")
+    add_backend_argument(p, "the framework (default jax)")
     p.add_argument("--budget", type=float, default=BUDGET_S, metavar="S",
                    help=f"seconds one point may take, compile included ({BUDGET_S})")  # fmt: skip
-    p.add_argument("--set", dest="settings", type=_setting, action="append", default=[],
-                   metavar="KEY=VALUE", help="a model setting, e.g. --set N1=100")  # fmt: skip
     p.add_argument("--json", action="store_true",
                    help="print only JSON: the advice and its records")  # fmt: skip
     p.set_defaults(run=run)

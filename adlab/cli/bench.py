@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 from typing import Any
 
-from .._vocab import BACKENDS
+from .._vocab import SCHEMES
 from ..measure.sweep import BUDGET_S, DEFAULT_MODES, DEFAULT_SIZES, default_modes
+from ._args import add_backend_argument, add_precision_argument, add_settings_argument
 
 
 def _sizes(text: str) -> list[int]:
@@ -21,16 +21,6 @@ def _sizes(text: str) -> list[int]:
     if not sizes or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"sizes must be positive integers, got {text!r}")
     return sizes
-
-
-def _setting(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"a setting is KEY=VALUE, got {text!r}")
-    try:
-        return key, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return key, value  # a plain string
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -65,12 +55,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"comma-separated sizes (default {','.join(map(str, DEFAULT_SIZES))})",
     )
     p.add_argument("--modes", help=f"comma-separated modes (default {','.join(DEFAULT_MODES)})")
-    p.add_argument("--scheme", default="central", choices=["forward", "central", "richardson"],
+    p.add_argument("--scheme", default="central", choices=SCHEMES,
                    help="finite-difference scheme for plain 'numeric'")  # fmt: skip
-    p.add_argument("--precision", default="float64", choices=["float32", "float64"])
-    p.add_argument("--backend", default="jax", choices=list(BACKENDS),
-                   help="the framework of variants that name none (default jax); a variant "
-                   "names its own: reverse(torch)")  # fmt: skip
+    add_precision_argument(p, "precision of variants that name none (default float64)")
+    add_backend_argument(p, "the framework of variants that name none (default jax); a "
+                         "variant names its own: reverse(torch)")  # fmt: skip
     jit = p.add_mutually_exclusive_group()
     jit.add_argument("--jit", dest="jit", action="store_true", default=None,
                      help="compile every variant with its framework's compiler (jax.jit, "
@@ -84,8 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=float, default=None, metavar="S",
                    help=f"seconds one point may take, compile included ({BUDGET_S})")  # fmt: skip
     p.add_argument("--repeats", type=int, default=None, help="timing repeats per point")
-    p.add_argument("--set", dest="settings", type=_setting, action="append", default=[],
-                   metavar="KEY=VALUE", help="a model setting, e.g. --set N1=100")  # fmt: skip
+    add_settings_argument(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print only a JSON list of the records")
     out.add_argument("--csv", action="store_true", help="print only CSV, one row per record")

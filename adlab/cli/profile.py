@@ -10,9 +10,9 @@ import math
 from collections.abc import Sequence
 
 from .._format import seconds
-from .._vocab import PRECISIONS, SCHEMES
+from .._vocab import SCHEMES
 from ..measure.profile import CALLS, OpCost, Profile, profile
-from .bench import _setting
+from ._args import add_backend_argument, add_model_arguments
 
 #: width of an operation's name in the table (longer names are cut)
 NAME = 36
@@ -29,21 +29,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "derivative's operations whose rate falls far below the primal's. With --backend "
         "torch: torch.profiler's operations, eagerly, with FlopCounterMode's flops.",
     )
-    p.add_argument("--model", default="mlp_batched", help="catalog name or path to a model file")
-    p.add_argument("--n", type=int, default=100, help="size passed to the model's setup")
+    add_model_arguments(p, model="mlp_batched", n=100, seed=True)
     p.add_argument("--mode", default="reverse", help="forward, reverse, numeric or complex-step")
     p.add_argument("--scheme", default="central", choices=sorted(SCHEMES),
                    help="finite-difference scheme for numeric")  # fmt: skip
-    p.add_argument("--precision", choices=PRECISIONS, default="float64")
-    p.add_argument("--backend", default="jax", choices=["jax", "torch", "numpy"],
-                   help="jax (XLA's operations, jitted) or torch (PyTorch's, eager)")  # fmt: skip
+    add_backend_argument(p, "jax (XLA's operations, jitted) or torch (PyTorch's, eager)",
+                         choices=("jax", "torch", "numpy"))  # fmt: skip
     p.add_argument("--calls", type=int, default=CALLS, help=f"profiled calls (default {CALLS})")
     p.add_argument("--factor", type=float, default=2.0,
                    help="slow: below the primal's flop rate / factor (2)")  # fmt: skip
     p.add_argument("--top", type=int, default=15, help="operations shown per side (15)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the model's setup")
-    p.add_argument("--set", dest="settings", type=_setting, action="append", default=[],
-                   metavar="KEY=VALUE", help="a model setting, e.g. --set N1=100")  # fmt: skip
     p.set_defaults(run=run)
 
 
