@@ -201,9 +201,9 @@ def test_a_sweep_takes_the_repeats_of_a_size_together(monkeypatch):
     calls = []
     original = sweep_mod.interleave
 
-    def spy(watches, repeats):
+    def spy(watches, repeats, *rule):
         calls.append(len(watches))
-        return original(watches, repeats)
+        return original(watches, repeats, *rule)
 
     monkeypatch.setattr(sweep_mod, "interleave", spy)
     monkeypatch.setattr(sweep_mod, "machine_noise", lambda *a, **k: 0.0)

@@ -14,6 +14,7 @@ import pytest
 import adlab
 from adlab import Model, Record, Series
 from adlab.measure.budget import Budget
+from adlab.measure.intervals import MAX_REPEATS
 from adlab.measure.series import parse_variant, parse_variants, split_variants
 
 FAST = dict(repeats=3, target_s=0.002)
@@ -45,7 +46,8 @@ def test_every_record_has_the_schema(records):
     for r in records:
         assert set(r.to_dict()) == fields
         assert r.model == "normal_logpdf" and r.skipped is None
-        assert r.min_s <= r.median_s and r.iqr_s >= 0 and r.loops >= 1 and r.repeats == 3
+        assert r.min_s <= r.median_s and r.iqr_s >= 0 and r.loops >= 1
+        assert 3 <= r.repeats <= MAX_REPEATS  # the fewest, more where they scatter
         assert isinstance(r.unstable, bool)
         assert r.primal_s > 0
         assert r.ratio_to_primal == pytest.approx(r.median_s / r.primal_s)
@@ -284,8 +286,8 @@ def test_a_slow_first_call_neither_is_the_measurement_nor_skips_the_next_size():
     r3, r4 = list(adlab.bench(model, [3, 4], ["primal(numpy)"], budget_s=0.5, reference=None,
                               **FAST))  # fmt: skip
     assert r3.first_call_s >= 0.6  # the sleep is in the first call, kept apart
-    assert r3.repeats == FAST["repeats"] and r3.note is None  # timed from warm calls
-    assert r4.skipped is None and r4.repeats == FAST["repeats"]
+    assert r3.repeats >= FAST["repeats"] and r3.note is None  # timed from warm calls
+    assert r4.skipped is None and r4.repeats >= FAST["repeats"]
 
 
 def test_one_size_predicts_the_passes_of_f_growing_as_f_did():

@@ -42,11 +42,13 @@ from .floor import (
     machine_noise,
     noise_text,
 )
+from .intervals import INTERVAL_WIDTH
 from .point import Point, finite, reason
 from .preparing import prepare_series
 from .references import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .series import Series, parse_variants
-from .timing import REPEATS, TARGET_S, Stopwatch, interleave
+from .stream import Sweep
+from .timing import REPEATS, Stopwatch, interleave
 
 #: the default sweep: 7 sizes from 1 to 1000 ...
 DEFAULT_SIZES: tuple[int, ...] = (1, 3, 10, 30, 100, 300, 1000)
@@ -70,6 +72,9 @@ def default_modes(backend: str | None = None) -> tuple[str, ...]:
 
 #: default seconds one point may take, compile included
 BUDGET_S = 2.0
+#: seconds per repeat in a sweep: a fifth of ``time_call``'s, since a sweep's repeats
+#: go on where they scatter (``interval_width``) instead of being long to begin with
+TARGET_S = 0.002
 __all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "REFERENCES",
            "Sweep", "bench", "dispatch_floor"]  # fmt: skip
 
@@ -77,32 +82,6 @@ __all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "RE
 def _tag(model: Model) -> str:
     extra = ",".join(f"{k}={v}" for k, v in model.settings.items())
     return f"{model.name}{{{extra}}}" if extra else model.name
-
-
-class Sweep(Iterator[Record]):
-    """The records of one sweep, measured as they are iterated.
-
-    Attributes:
-        total: the number of records the sweep will yield.
-        records: the records yielded so far (intact if the sweep is interrupted).
-    """
-
-    def __init__(self, gen: Iterator[Record], total: int) -> None:
-        self._gen = gen
-        self.total = total
-        self.records: list[Record] = []
-
-    def __iter__(self) -> Sweep:
-        return self
-
-    def __next__(self) -> Record:
-        rec = next(self._gen)
-        self.records.append(rec)
-        return rec
-
-    def close(self) -> None:
-        """Stop the sweep; records already yielded stay in ``records``."""
-        self._gen.close()
 
 
 def bench(
@@ -117,6 +96,7 @@ def bench(
     budget_s: float = BUDGET_S,
     repeats: int = REPEATS,
     target_s: float = TARGET_S,
+    interval_width: float | None = INTERVAL_WIDTH,
     reference: str | None = "auto",
     seed: int = 0,
     settings: Mapping[str, Any] | None = None,
@@ -134,9 +114,12 @@ def bench(
         budget_s: seconds one point may take, compile included. A point
             predicted over it is skipped with the reason; a measurement stops
             its repeats before passing it.
-        repeats: timing repeats per point (median, IQR and the median's interval
-            over them), taken in turn with the other points of the same size.
+        repeats: the fewest timing repeats per point (median, IQR and the median's
+            interval over them), taken in turn with the other points of the same size.
         target_s: seconds per repeat that ``timeit``'s autorange aims for.
+        interval_width: each point takes repeats past ``repeats`` until its median's
+            interval is at most this wide relative to it (``intervals.MAX_REPEATS``
+            at the most, within ``budget_s``); None: exactly ``repeats``.
         reference: what ``error`` is measured against: "auto" (float64 reverse
             mode, checked against forward mode up to ``CHECK_MAX_INPUTS``
             inputs), "checked", "reverse" (unchecked), or None (no errors).
@@ -167,6 +150,7 @@ def bench(
         budget=Budget(budget_s),
         repeats=repeats,
         target_s=target_s,
+        interval_width=interval_width,
         reference=reference,
         seed=seed,
         warn=warn,
@@ -178,10 +162,11 @@ class _Run:
     """The state of one sweep: resolved variants, caches, budget history."""
 
     def __init__(self, model, sizes, variants, defaults, *, budget, repeats, target_s,
-                 reference, seed, warn=True):  # fmt: skip
+                 reference, seed, warn=True, interval_width=INTERVAL_WIDTH):  # fmt: skip
         self.sizes = sizes
         self.budget = budget
         self.repeats, self.target_s = repeats, target_s
+        self.interval_width = interval_width
         self.seed = seed
         self.warn = warn
         self.refs = References(reference, budget, self._prepare)
@@ -262,7 +247,7 @@ class _Run:
         wanted += [(p.v.precision, True, "jax") for p in live if p.dispatch == "async"]
         floors = {key: floor_watch(key[0], key[1], target_s=self.target_s, backend=key[2])
                   for key in dict.fromkeys(wanted)}  # fmt: skip
-        interleave([*floors.values(), *(p.watch for p in live)], self.repeats)
+        interleave([*floors.values(), *(p.watch for p in live)], self.repeats, self.interval_width)
         floor_t = {key: w.timing() for key, w in floors.items()}
         if self._noise is None:  # the first size: its floor's repeats say how noisy
             self._check_noise(floors)

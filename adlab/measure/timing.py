@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._vocab import Timing
+from .intervals import MAX_REPEATS, median_interval, settled
 
 #: a warm-up call within this factor of the one before it is steady (one-off setup
 #: such as a compile costs 10-1000x a call; a busy machine's jitter stays within 2x)
@@ -51,10 +52,6 @@ REPEATS = 5
 SPREAD_LIMIT = 0.25
 #: fewer repeats than this cannot tell a spread: flagged ``unstable``
 MIN_REPEATS = 3
-#: confidence of the interval around each median (``median_lo_s``, ``median_hi_s``)
-CONFIDENCE = 0.95
-#: bootstrap resamples for that interval (cheap: a few repeats each)
-RESAMPLES = 2000
 
 _AUTORANGE_TARGET = 0.2  # hard-coded in timeit.Timer.autorange
 
@@ -138,30 +135,6 @@ def _autorange(timer: timeit.Timer, call: float) -> tuple[int, float]:
         if taken >= _AUTORANGE_TARGET:
             return number, taken
     raise AssertionError  # pragma: no cover: the counts never end
-
-
-def median_interval(
-    samples: Sequence[float], confidence: float = CONFIDENCE, resamples: int = RESAMPLES
-) -> tuple[float, float]:
-    """A bootstrap interval of the median of ``samples`` (percentile method, seeded).
-
-    The bounds are sample values (the lower and higher of the neighbouring
-    quantiles), so the interval never claims more precision than the repeats
-    have: with 5 repeats it is their range, with 7 it drops the extremes.
-    Seeded, so the same samples always give the same interval.
-
-    References:
-        Efron & Tibshirani, An Introduction to the Bootstrap (1993), ch. 13.
-    """
-    a = np.asarray(samples, dtype=float)
-    if len(a) < 2:
-        return float(a[0]), float(a[0])
-    rng = np.random.default_rng(0)
-    medians = np.median(a[rng.integers(0, len(a), size=(resamples, len(a)))], axis=1)
-    tail = (1 - confidence) / 2
-    lo = np.quantile(medians, tail, method="lower")
-    hi = np.quantile(medians, 1 - tail, method="higher")
-    return float(lo), float(hi)
 
 
 def summarize(
@@ -272,9 +245,14 @@ class Stopwatch:
         self._per_repeat = taken / self._speed
         self.samples = [self._per_repeat / self.loops]
 
-    def wants(self, repeats: int) -> bool:
-        """Whether one more repeat is due: fewer than ``repeats``, no error, and it fits."""
-        if self._timer is None or self.error is not None or len(self.samples) >= repeats:
+    def wants(self, repeats: int, width: float | None = None,
+              most: int = MAX_REPEATS) -> bool:  # fmt: skip
+        """Whether one more repeat is due: no error, it fits, and the repeats are not yet
+        ``settled`` (fewer than ``repeats``; or, with a ``width``, the median's
+        interval still wider than that, up to ``most`` repeats)."""
+        if self._timer is None or self.error is not None:
+            return False
+        if settled(self.samples, repeats, width, most):
             return False
         return self._fits(self._per_repeat)
 
@@ -300,11 +278,15 @@ def _steady(before: float, call: float) -> bool:
     return call <= STEADY * before and before <= STEADY * call
 
 
-def interleave(watches: Sequence[Stopwatch], repeats: int) -> None:
+def interleave(watches: Sequence[Stopwatch], repeats: int, width: float | None = None,
+               most: int = MAX_REPEATS) -> None:  # fmt: skip
     """Repeats of started stopwatches in turn (round robin) until each has ``repeats``
-    or no budget left for one more."""
+    or no budget left for one more; with a ``width``, each goes on past ``repeats``
+    until its median's interval is that narrow (relative), at most ``most`` repeats
+    (``intervals.settled``). Each stops on its own: a steady callable does not wait
+    for a noisy one."""
     while True:
-        due = [w for w in watches if w.wants(repeats)]
+        due = [w for w in watches if w.wants(repeats, width, most)]
         if not due:
             return
         for w in due:
@@ -320,6 +302,7 @@ def measure(
     compile_s: float = 0.0,
     deadline: float | None = None,
     warmups: int = 1,
+    width: float | None = None,
 ) -> tuple[Timing, Any]:
     """``time_call`` that also returns the last warm-up call's result.
 
@@ -330,7 +313,8 @@ def measure(
     warm call is the measurement (``loops = repeats = 1``, flagged unstable);
     otherwise repeats stop before one would end past it (at least one is
     kept). ``warmups`` sets the fewest warm-up calls, the first included
-    (warm-up goes on anyway until a call is steady).
+    (warm-up goes on anyway until a call is steady). ``width``: repeats go on
+    past ``repeats`` until the median's interval is that narrow (``intervals.settled``).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
@@ -338,7 +322,7 @@ def measure(
     watch = Stopwatch(fn, args, target_s=target_s, warmups=warmups, budget_s=budget,
                       charge_first=True)  # fmt: skip
     watch.start()
-    interleave([watch], repeats)
+    interleave([watch], repeats, width)
     if watch.error is not None:
         raise watch.error
     return watch.timing(compile_s), watch.result
@@ -353,6 +337,7 @@ def time_call(
     compile_s: float = 0.0,
     deadline: float | None = None,
     warmups: int = 1,
+    width: float | None = None,
 ) -> Timing:
     """Time ``fn(*args)`` honestly; works on any Python callable.
 
@@ -372,9 +357,12 @@ def time_call(
             run past (see ``measure``).
         warmups: the fewest uncounted calls before timing (the first is
             ``first_call_s``); more are made until a call is steady.
+        width: None: exactly ``repeats`` repeats. A number (0.1, as a sweep
+            takes): ``repeats`` is the fewest, and repeats go on until the median's
+            interval is at most that wide relative to it, ``MAX_REPEATS`` at the most.
 
     Returns:
         A ``Timing``; per-call seconds ``min_s``, ``median_s``, ``iqr_s``.
     """
     return measure(fn, args, repeats=repeats, target_s=target_s, compile_s=compile_s,
-                   deadline=deadline, warmups=warmups)[0]  # fmt: skip
+                   deadline=deadline, warmups=warmups, width=width)[0]  # fmt: skip

@@ -1,0 +1,37 @@
+"""``Sweep``: the records of one sweep, as an iterator that keeps what it has yielded.
+
+``bench`` returns one; a UI iterates it to plot each size as it comes, and what was
+yielded before an interruption stays in ``records``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .._vocab import Record
+
+
+class Sweep(Iterator[Record]):
+    """The records of one sweep, measured as they are iterated.
+
+    Attributes:
+        total: the number of records the sweep will yield.
+        records: the records yielded so far (intact if the sweep is interrupted).
+    """
+
+    def __init__(self, gen: Iterator[Record], total: int) -> None:
+        self._gen = gen
+        self.total = total
+        self.records: list[Record] = []
+
+    def __iter__(self) -> Sweep:
+        return self
+
+    def __next__(self) -> Record:
+        rec = next(self._gen)
+        self.records.append(rec)
+        return rec
+
+    def close(self) -> None:
+        """Stop the sweep; records already yielded stay in ``records``."""
+        self._gen.close()
