@@ -8,7 +8,10 @@ of their strictly lower triangles (column by column). f is the log-posterior
 of ADBench's GMM, as in GradBench's ``evals/gmm`` and its C++ reference
 (github.com/gradbench/gradbench, MIT licence; Srajer, Schkufza and Fitzgibbon,
 "A benchmark of selected algorithmic differentiation tools", 2018). Its
-log-sum-exps are shifted by their maximum, as the reference's are.
+log-sum-exps are adlab's ``logsumexp``, shifted by their maximum as the
+reference's are; written out with ``np.max``, AD would also differentiate the
+shift (masks and tie counts whose contributions cancel exactly), which made the
+gradient cost 3.4 primals instead of 2.2 on JAX (D=10, K=5, n=1000).
 """
 
 import math
@@ -41,11 +44,6 @@ def setup(n, rng):
     return (np.concatenate([alpha, mu.ravel(), q.ravel(), l.ravel()]), x, lower(D))
 
 
-def logsumexp(a, axis):
-    m = np.max(a, axis=axis, keepdims=True)
-    return np.sum(m, axis=axis) + np.log(np.sum(np.exp(a - m), axis=axis))
-
-
 def multigammaln(a, p):
     return p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(a - j / 2) for j in range(p))
 
@@ -63,7 +61,7 @@ def f(params, x, lower_index):
     centered = x[:, None, :] - mu[None, :, :]  # n x K x D
     Qx = np.exp(q)[None, :, :] * centered + np.einsum("kij,nkj->nki", L, centered)
     inner = alpha[None, :] + np.sum(q, axis=1)[None, :] - 0.5 * np.sum(Qx**2, axis=2)
-    likelihood = np.sum(logsumexp(inner, 1)) - n * logsumexp(alpha, 0)
+    likelihood = np.sum(logsumexp(inner, axis=1)) - n * logsumexp(alpha)
 
     # the Wishart prior on the inverse covariances
     dof = D + M + 1
