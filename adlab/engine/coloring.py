@@ -33,9 +33,12 @@ import scipy.sparse as sp
 
 #: networkx's ordering for the greedy coloring; largest-first is Welsh & Powell's
 STRATEGY = "largest_first"
-#: a graph with more than this many (vertex, neighbour's neighbour) steps is given
-#: one color per vertex instead: it is nearly dense, and coloring it would take long
-WORK_MAX = 20_000_000
+#: a graph with more than this many (vertex, neighbour's neighbour) steps is not built:
+#: its columns are colored straight from the pattern (``_first_fit``), which needs no
+#: graph (ba's camera columns share ~1,300 rows each: 9e8 steps at its smallest size)
+WORK_MAX = 1_000_000
+#: a star coloring with more steps than this gives one color per vertex instead
+STAR_WORK_MAX = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -71,13 +74,36 @@ def _most(counts: np.ndarray) -> int:
     return int(counts.max()) if counts.size else 0
 
 
+def _first_fit(pattern: sp.csr_array) -> np.ndarray:
+    """Greedy distance-1 coloring of the columns, the column intersection graph never built.
+
+    Columns are taken by decreasing count of nonzeros; each gets the least color
+    that none of the rows it touches has yet (``used``: rows x colors). The work
+    is the pattern's nonzeros times the colors, not the graph's edges.
+    """
+    csc = sp.csc_array(pattern, dtype=bool)
+    csc.sort_indices()
+    counts = np.diff(csc.indptr)
+    used = np.zeros((csc.shape[0], max(_most(np.diff(sp.csr_array(pattern).indptr)), 1)), bool)
+    colors = np.zeros(csc.shape[1], dtype=np.int64)
+    for j in np.argsort(-counts, kind="stable").tolist():
+        rows = csc.indices[csc.indptr[j] : csc.indptr[j + 1]]
+        free = ~used[rows].any(axis=0)
+        c = int(free.argmax()) if free.any() else used.shape[1]
+        if c == used.shape[1]:  # every color taken: twice as many columns of colors
+            used = np.concatenate([used, np.zeros_like(used)], axis=1)
+        used[rows, c] = True
+        colors[j] = c
+    return colors
+
+
 def color_columns(pattern: sp.csr_array, kind: str = "columns") -> Coloring:
     """Structurally orthogonal groups of columns, for forward mode."""
     p = sp.csr_array(pattern, dtype=np.int8)
     per_row = np.diff(p.indptr)
     n = p.shape[1]
     if int(np.sum(per_row.astype(np.int64) ** 2)) > WORK_MAX:
-        colors = np.arange(n)
+        colors = _first_fit(p)
     else:
         adjacency = sp.csr_array(p.T @ p, dtype=bool)
         adjacency.setdiag(False)
@@ -105,7 +131,7 @@ def star_color(pattern: sp.csr_array) -> Coloring:
     sym.eliminate_zeros()
     n = sym.shape[0]
     degree = np.diff(sym.indptr)
-    if int(np.sum(degree.astype(np.int64) ** 2)) > WORK_MAX:
+    if int(np.sum(degree.astype(np.int64) ** 2)) > STAR_WORK_MAX:
         colors = np.arange(n)
         return Coloring(colors, n, "star", _most(degree + 1))
     nbrs = [sym.indices[sym.indptr[v] : sym.indptr[v + 1]].tolist() for v in range(n)]

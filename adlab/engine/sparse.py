@@ -5,14 +5,15 @@ here. The pattern is read from f's program (``adlab.engine.sparsity``), never
 from sampled points; its columns (forward mode), rows (reverse mode) or
 vertices (a Hessian, star coloring) are colored (``adlab.engine.coloring``);
 the compressed derivative takes one pass per color, a JVP along the sum of a
-color's seed vectors (a VJP, an HVP), all batched by ``jax.vmap``; each
-nonzero is then read from it. What is compiled is that whole computation, so
+color's seed vectors (a VJP, an HVP), batched by ``jax.vmap`` (in chunks of
+colors where all would not fit in memory); each nonzero is then read from it. What is compiled is that whole computation, so
 ``p.compile_s`` and ``p.cost()`` are its own, and ``p(x)`` returns a
 ``scipy.sparse.csr_array``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -20,7 +21,9 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 
+from . import memory
 from .args import _cast_args
+from .backends._jax_forward import _column_bytes
 from .coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .derivative import DerivativeInfo, prepare
 from .model import Model
@@ -32,9 +35,23 @@ from .sparsity import Detected, hessian_pattern, jacobian_pattern
 KINDS = ("forward", "reverse", "hessian")
 
 
-def _seeds(colors: np.ndarray, count: int, dtype: Any) -> jax.Array:
-    """(len(colors), count): column c sums the unit vectors of color c."""
-    return (jnp.asarray(colors)[:, None] == jnp.arange(count)[None, :]).astype(dtype)
+def _seeds(colors: np.ndarray, start: Any, width: int, dtype: Any) -> jax.Array:
+    """(width, len(colors)): row k sums the unit vectors of color start + k (past the
+    last color: zeros)."""
+    return (jnp.asarray(colors)[None, :] == start + jnp.arange(width)[:, None]).astype(dtype)
+
+
+def _by_color(one: Any, colors: np.ndarray, count: int, dtype: Any, bytes_per: float) -> Any:
+    """(count, ...): ``one(seed)`` for each color's seed, batched by ``jax.vmap``; in
+    chunks of colors, one after another (``lax.map``), where all at once would not fit
+    (a row coloring of ba takes ~1,300 colors, each pass holding f's intermediates)."""
+    width = memory.chunk_columns(count, bytes_per)
+    if width >= count:
+        return jax.vmap(one)(_seeds(colors, 0, count, dtype))
+    trips = math.ceil(count / width)
+    out = jax.lax.map(lambda start: jax.vmap(one)(_seeds(colors, start, width, dtype)),
+                      jnp.arange(trips) * width)  # fmt: skip
+    return out.reshape((trips * width, *out.shape[2:]))[:count]
 
 
 def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at: tuple,
@@ -50,21 +67,20 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
             return jnp.ravel(f(*args[:i], xf.reshape(shape), *args[i + 1 :]))
 
         xf = jnp.ravel(x)
+        per = _column_bytes(fx, xf)
         if kind == "forward":
-            seeds = _seeds(colors, count, xf.dtype)
-            out = jax.vmap(lambda s: jax.jvp(fx, (xf,), (s,))[1], in_axes=1, out_axes=1)(seeds)
+            out = _by_color(lambda s: jax.jvp(fx, (xf,), (s,))[1], colors, count, xf.dtype, per)
         elif kind == "reverse":
             y, pull = jax.vjp(fx, xf)
-            seeds = _seeds(colors, count, y.dtype)
-            out = jax.vmap(lambda w: pull(w)[0], in_axes=1)(seeds)
+            out = _by_color(lambda w: pull(w)[0], colors, count, y.dtype, per)
         else:
             product = COMPOSITIONS[composition].hvp(f, i)
-            seeds = _seeds(colors, count, xf.dtype)
-            out = jax.vmap(lambda s: jnp.ravel(product(*args, s.reshape(shape))), in_axes=1,
-                           out_axes=1)(seeds)  # fmt: skip
+            out = _by_color(lambda s: jnp.ravel(product(*args, s.reshape(shape))), colors,
+                            count, xf.dtype, per)  # fmt: skip
+        # out is (colors, len): the compressed J S (H S) transposed, or W^T J as it is
+        a, b = (a_idx, b_idx) if kind == "reverse" else (b_idx, a_idx)
         # one flat gather; the indices are in range by construction, so no bounds mask
-        flat = a_idx * out.shape[1] + b_idx
-        return jnp.take(out.ravel(), flat, mode="clip")
+        return jnp.take(out.ravel(), a * out.shape[1] + b, mode="clip")
 
     return fn
 
