@@ -43,9 +43,9 @@ class GradBenchEval:
         name: the eval's (GradBench module's) name.
         model_name: the catalog model that computes it, or "" for ``source``.
         functions: GradBench function name -> kind of derivative (``KINDS``).
-        settings: input -> the model's settings for it (D, K, S, ...).
         arguments: (input, model) -> f's arguments ``(x, *data)``, NumPy float64.
         outputs: GradBench function name -> (result, input) -> the JSON value.
+        settings: input -> the model's settings for it (D, K, S, ...); default none.
         source: inline model source, where no catalog model fits (hello).
         function_settings: GradBench function name -> settings it changes (ode's
             gradient asks for y's last component only: LAST = True).
@@ -54,9 +54,9 @@ class GradBenchEval:
     name: str
     model_name: str
     functions: Mapping[str, str]
-    settings: Callable[[Input], dict[str, Any]]
     arguments: Callable[[Input, Model], tuple]
     outputs: Mapping[str, Callable[[Any, Input], Any]]
+    settings: Callable[[Input], dict[str, Any]] = lambda input: {}  # most evals fix none
     source: str = ""
     function_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -139,7 +139,6 @@ HELLO = GradBenchEval(
     model_name="",
     source=HELLO_SOURCE,
     functions={"square": "primal", "double": "gradient"},
-    settings=lambda input: {},
     arguments=lambda input, model: (np.float64(input),),
     outputs={"square": _float, "double": _float},
 )
@@ -167,7 +166,6 @@ LSE = GradBenchEval(
     name="lse",
     model_name="lse",
     functions={"primal": "primal", "gradient": "gradient"},
-    settings=lambda input: {},
     arguments=lambda input, model: (_vector(input, "x"),),
     outputs={"primal": _float, "gradient": _list},
 )
@@ -241,7 +239,6 @@ DET = GradBenchEval(
     name="det",
     model_name="det",
     functions={"primal": "primal", "gradient": "gradient"},
-    settings=lambda input: {},
     arguments=_det_arguments,
     outputs={"primal": _float, "gradient": _list},
 )
@@ -276,7 +273,6 @@ HT = GradBenchEval(
     name="ht",
     model_name="ht",
     functions={"objective": "primal", "jacobian": "gradient"},
-    settings=lambda input: {},
     arguments=_adbench.ht_arguments,
     outputs={"objective": _list, "jacobian": _list},
 )
