@@ -120,3 +120,23 @@ def test_complex_step_has_no_hvp_with_or_without_the_gradient():
     model, (x, *data), v = point("rosenbrock", 4)
     with pytest.raises(ValueError, match="complex step for the full Hessian only"):
         adlab.hvp(model, x, v, *data, mode="complex-step", with_gradient=True)
+
+
+@pytest.mark.parametrize(("mode", "programs"), [("reverse", ["gradient-and-hvp"]),
+                                                ("forward", ["gradient-and-hvp"]),
+                                                ("numeric", ["numeric", "hvp"])])  # fmt: skip
+def test_the_gradbench_tool_takes_kmeans_dir_in_one_program_where_the_mode_fuses(mode, programs):
+    from adlab.catalog.gradbench import gradbench_eval, newton_direction
+    from adlab.gradbench.jobs import Job, Options
+
+    rng = np.random.default_rng(1)
+    input = {"centroids": rng.normal(size=(3, 2)).tolist(),
+             "points": rng.normal(size=(20, 2)).tolist()}  # fmt: skip
+    model, args = gradbench_eval("kmeans").inputs(input, "dir")
+    job = Job("dir", model, args, Options(mode=mode))
+    assert [p.mode for p, _ in job._parts] == programs
+    x, *data = args
+    g = adlab.derivative(model, *args, mode=mode)
+    diagonal = adlab.hvp(model, x, np.ones_like(x), *data)
+    got = job.to_numpy(job.call())
+    assert rel(got, newton_direction(g, diagonal)) <= (1e-6 if mode == "numeric" else TOL)

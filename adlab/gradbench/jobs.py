@@ -38,6 +38,11 @@ HESSIAN_MODES = {
     "numeric": "numeric",
     "complex-step": "complex-step",
 }
+#: the modes whose ``dir`` is one program, the gradient and H times ones together
+#: (``hvp(..., with_gradient=True)``): their compositions are over the mode's own gradient,
+#: so it comes free. Numeric keeps its own gradient of f (the composition's would be the
+#: reverse gradient it differences), and complex step its full Hessian.
+FUSED = ("reverse", "forward")
 
 
 @dataclass(frozen=True)
@@ -115,12 +120,15 @@ class Job:
                 )
             second = HESSIAN_MODES[o.mode]
             nested = common
+            # the diagonal of a diagonal Hessian (see newton_direction) is H times ones
+            ones = lambda a: (a[0], np.ones_like(np.asarray(a[0])), *a[1:])  # noqa: E731
+            if o.mode in FUSED:  # one program: the HVP's outer pass computes the gradient
+                return [(lambda *a: prepare_hvp(model, *a, mode=second, with_gradient=True,
+                                                **nested), ones)]  # fmt: skip
             gradient = (lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)
             if second == "complex-step":  # no HVP: the full Hessian, its diagonal read
                 return [gradient, (lambda *a: prepare_hessian(model, *a, mode=second, **nested),
                                    same)]  # fmt: skip
-            # the diagonal of a diagonal Hessian (see newton_direction) is H times ones
-            ones = lambda a: (a[0], np.ones_like(np.asarray(a[0])), *a[1:])  # noqa: E731
             return [gradient, (lambda *a: prepare_hvp(model, *a, mode=second, **nested), ones)]
         raise ValueError(f"adlab's GradBench tool cannot compute a {kind!r} yet")
 
@@ -151,7 +159,7 @@ class Job:
         """One run: the derivative at the bound input (the framework's arrays)."""
         results = [p(*inputs) for (p, _), inputs in zip(self._parts, self._inputs, strict=True)]
         if self.kind == "dir":
-            gradient, second = results
+            gradient, second = results[0] if len(results) == 1 else results
             # outside the programs, JAX computes at the job's precision only when told
             with precision_scope(self.options.precision):
                 diagonal = second if second.ndim == 1 else _diagonal(second)
