@@ -20,7 +20,8 @@ NOISY = [1.0, 1.8] * 20  # two modes: the median's interval spans both, however 
 
 def test_tight_samples_settle_at_the_fewest_and_never_before():
     assert relative_width(TIGHT[:5]) <= INTERVAL_WIDTH
-    assert [settled(TIGHT[:k], 5) for k in range(1, 8)] == [False] * 4 + [True] * 3
+    assert [settled(TIGHT[:k], 5) for k in range(1, 6)] == [False] * 4 + [True]
+    assert settled(TIGHT[:7], 5) and settled(TIGHT[:7], 7)
     assert not settled(TIGHT[:6], 7)  # the fewest is a floor, however tight
 
 
@@ -29,6 +30,11 @@ def test_noisy_samples_go_on_to_the_most():
     assert not any(settled(NOISY[:k], 5) for k in range(1, MAX_REPEATS))
     assert settled(NOISY[:MAX_REPEATS], 5)
     assert not settled(NOISY[:20], 5, most=21) and settled(NOISY[:21], 5, most=21)
+
+
+def test_the_interval_is_looked_at_every_other_repeat():
+    # a point that settles is looked at again two repeats later, not one
+    assert not settled(TIGHT[:6], 5) and settled(TIGHT[:6], 4)
 
 
 def test_no_width_is_a_fixed_count():

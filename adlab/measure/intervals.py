@@ -75,10 +75,16 @@ def settled(samples: Sequence[float], fewest: int, width: float | None = INTERVA
 
     ``width`` None: exactly ``fewest`` repeats, whatever their spread (a fixed
     count, as ``timeit`` takes). ``most`` below ``fewest`` counts as ``fewest``.
+
+    The interval is looked at every other repeat from ``fewest`` on (5, 7, 9, ...):
+    each look is a bootstrap, about as long as a short repeat, and a loaded machine
+    looks many times; an odd count's median is one repeat's own time.
     """
     n = len(samples)
     if n < fewest:
         return False
     if width is None or n >= max(most, fewest):
         return True
+    if (n - fewest) % 2:
+        return False
     return relative_width(samples) <= width
