@@ -12,7 +12,7 @@ at n = 1 to 1000 with the default modes. Then:
   passes of f, reverse a few). It must be found, once (as significant), in
   every sweep, at an n that moves by less than 4x between sweeps.
 
-    python benchmarks/findings_aa.py [--runs 3] [--repeats 5]
+    python benchmarks/findings_aa.py [--runs 3] [--repeats 5] [--fixed]
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ import argparse
 import dataclasses
 import math
 import os
+import statistics
 import time
 import warnings
 
 import adlab
 from adlab.measure.findings import series_times
 from adlab.measure.floor import NoisyMachineWarning
+from adlab.measure.intervals import INTERVAL_WIDTH, MAX_REPEATS
 
 MODEL = "normal_logpdf"
 AGAIN = " (again)"
@@ -39,11 +41,11 @@ def median_crossings(ta: dict[int, float], tb: dict[int, float]) -> int:
     return sum(1 for x, y in zip(signs, signs[1:], strict=False) if x != y)
 
 
-def sweep(repeats: int) -> list[adlab.Record]:
+def sweep(repeats: int, width: float | None) -> list[adlab.Record]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoisyMachineWarning)  # the noise is in the table
         return list(adlab.bench(MODEL, adlab.measure.DEFAULT_SIZES, repeats=repeats,
-                                reference=None))  # fmt: skip
+                                interval_width=width, reference=None))  # fmt: skip
 
 
 def aa(first: list[adlab.Record], second: list[adlab.Record]) -> tuple[int, int, list[str]]:
@@ -66,11 +68,18 @@ def forward_reverse(records: list[adlab.Record]) -> list[adlab.Crossover]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--repeats", type=int, default=adlab.measure.timing.REPEATS)
+    ap.add_argument("--repeats", type=int, default=adlab.measure.timing.REPEATS,
+                    help="the fewest repeats per point")  # fmt: skip
+    ap.add_argument("--fixed", action="store_true",
+                    help="exactly --repeats per point (no stopping rule)")  # fmt: skip
     args = ap.parse_args()
+    width = None if args.fixed else INTERVAL_WIDTH
+    rule = ("exactly" if args.fixed else
+            f"until the median's interval is within {INTERVAL_WIDTH:.0%}, at least")  # fmt: skip
     env = adlab.environment()
     print(f"# {MODEL}, n = {', '.join(map(str, adlab.measure.DEFAULT_SIZES))}, modes "
-          f"{', '.join(adlab.measure.DEFAULT_MODES)}; {args.repeats} repeats per point; "
+          f"{', '.join(adlab.measure.DEFAULT_MODES)}; repeats {rule} {args.repeats} "
+          f"(at most {MAX_REPEATS}); "
           f"{env['device']} ({env['cpu']}, {env['cpus_usable']} CPUs)")  # fmt: skip
     print(
         "| run | load | noise | A/A: significant | A/A: crossings of the medians "
@@ -80,7 +89,7 @@ def main() -> None:
     total_aa, total_raw, found_n, once = 0, 0, [], True
     for run in range(1, args.runs + 1):
         t0 = time.perf_counter()
-        first, second = sweep(args.repeats), sweep(args.repeats)
+        first, second = sweep(args.repeats, width), sweep(args.repeats, width)
         n_sig, n_raw, words = aa(first, second)
         total_aa, total_raw = total_aa + n_sig, total_raw + n_raw
         cells = []
@@ -94,7 +103,9 @@ def main() -> None:
               f"| {' / '.join(cells)} |")  # fmt: skip
         for w in words:
             print(f"|  |  |  | {w} |  |  |")
-        print(f"<!-- run {run}: {time.perf_counter() - t0:.0f} s -->")
+        taken = [r.repeats for r in first + second if r.repeats]
+        print(f"<!-- run {run}: {time.perf_counter() - t0:.0f} s; repeats a point: median "
+              f"{statistics.median(taken):g}, max {max(taken)} -->")  # fmt: skip
     spread = max(found_n) / min(found_n) if found_n else math.inf
     print(f"\nA/A: {total_aa} significant crossovers in {args.runs} runs "
           f"(the medians alone crossed {total_raw} times). Reverse over forward: found once "

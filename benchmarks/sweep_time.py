@@ -17,6 +17,9 @@ reported apart. The Lab's first point is timed the same way, cold and warm, in a
 fresh process: its state with its defaults, from ``run()`` until the first record
 is applied.
 
+A point takes at least 5 repeats of about 2 ms, more (to 15) until its median's
+interval is within 10% (``adlab.measure.intervals``); the table says how many it took.
+
 Where the time goes, per run (seconds, each counted once, in the outermost
 of these it falls in): the noise check (the floor's repeats after the first
 size's, to 9), ``prepare`` (tracing, lowering and XLA's compile or the
@@ -92,6 +95,7 @@ print(json.dumps({"import_s": t1 - t0, "first_s": first, "total_s": t2 - t_start
                   "records": len(sweep_.records), "spent": spent, "xla_s": xla[0],
                   "skipped": sum(r.skipped is not None for r in sweep_.records),
                   "loaded": sum(bool(r.compile_loaded) for r in sweep_.records),
+                  "repeats": [r.repeats for r in sweep_.records if r.repeats],
                   "cache": use_cache(), "env": sweep_.records[0].env}))
 """
 
@@ -124,6 +128,15 @@ def child(cache_dir: str | None, code: str = CHILD) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def repeats_text(repeats: list[int]) -> str:
+    """How the stopping rule went: the median count of repeats a point took, and how
+    many points ran to the cap (their interval stayed wide: a noisy machine)."""
+    from adlab.measure.intervals import MAX_REPEATS
+
+    capped = sum(k >= MAX_REPEATS for k in repeats)
+    return f"{statistics.median(repeats):g} ({capped} at {MAX_REPEATS})" if repeats else "-"
+
+
 def load() -> str:
     try:
         return f"{os.getloadavg()[0]:.1f}"
@@ -154,15 +167,16 @@ def main() -> None:
     print(f"# {env['device']} ({env['cpu']}, {env['cpus_usable']} CPUs), jax {env['jax']}")
     phases = list(runs[0]["spent"])
     print("| run | cache | load | import adlab | first record | whole sweep | "
-          + " | ".join(phases) + " | of which XLA | other | records |")  # fmt: skip
-    print("|---:|---|---:|---:|---:|---:|" + "---:|" * (len(phases) + 3))
+          + " | ".join(phases)
+          + " | of which XLA | other | records | repeats a point |")  # fmt: skip
+    print("|---:|---|---:|---:|---:|---:|" + "---:|" * (len(phases) + 4))
     for r in runs:
         other = r["total_s"] - sum(r["spent"].values())
         cells = " | ".join(f"{r['spent'][p]:.2f} s" for p in phases)
         print(f"| {r['run']} | {r['kind']} | {r['load']} | {r['import_s']:.2f} s | "
               f"{r['first_s']:.2f} s | {r['total_s']:.1f} s | {cells} | {r['xla_s']:.2f} s | "
               f"{other:.2f} s | {r['records']} ({r['skipped']} skipped, "
-              f"{r['loaded']} loaded) |")  # fmt: skip
+              f"{r['loaded']} loaded) | {repeats_text(r['repeats'])} |")  # fmt: skip
     print()
     print("| run | cache | load | Lab's first point | Lab's whole run | points |")
     print("|---:|---|---:|---:|---:|---:|")

@@ -10,7 +10,9 @@ and a plain ``jax.jit`` function, each round times the same callable with:
   repeats and long ones sample the interference differently (a 10 ms window
   often sees none; a 0.2 s window always sees some);
 - the sweep's own record for that point: ``adlab.bench`` at that one n and mode,
-  whose repeats are interleaved with the primal's and the dispatch floor's.
+  whose repeats are interleaved with the primal's and the dispatch floor's (repeats
+  of ~2 ms, at least 5, until the median's interval is within 10%: the stopping rule
+  of ``adlab.measure.intervals``).
 
 The timers take turns within each round, so a busy machine disturbs them alike.
 The ratio of each median to timeit's is taken per round, and the median over
