@@ -14,6 +14,8 @@ def test_default_modes_keep_what_the_backend_runs():
     assert set(numpy) == {m for m in DEFAULT_MODES if m.startswith(("numeric", "complex"))}
 
 
+# a loaded test machine warns that it is noisy: no failure of what is tested here
+@pytest.mark.filterwarnings("ignore::adlab.NoisyMachineWarning")
 def test_advise_on_numpy_with_default_modes_measures_its_modes():
     advice = adlab.advise("normal_logpdf", 3, backend="numpy", budget_s=0.5, repeats=3)
     measured = {r.mode for r in advice.records if r.mode != "primal"}
