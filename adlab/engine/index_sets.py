@@ -12,8 +12,42 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import memory
+
 #: a cumulative operation that would need more index pairs than this is taken as dense
 PAIRS_MAX = 20_000_000
+#: a pattern may hold at most this many entries: SciPy's row selection counts them in
+#: 32 bits ("negative dimensions" past it)
+ENTRIES_MAX = 2**31 - 1
+#: bytes a pattern's entry takes while it is built: its column (8), its flag, a copy
+ENTRY_BYTES = 24
+
+
+class PatternTooLarge(memory.SizeError):
+    """A variable whose pattern would hold more entries than can be held.
+
+    Attributes:
+        entries: the entries it would hold; rows: the variable's size; limit: the most allowed.
+        where: the equations that made it, innermost first (the walk adds each level).
+        dense: the primitive taken as dense (not analysed) that made it, else None.
+    """
+
+    def __init__(self, entries: int, rows: int, limit: int) -> None:
+        super().__init__(f"a sparsity pattern of {entries:.3g} entries, more than {limit:.3g}")
+        self.entries, self.rows, self.limit = entries, rows, limit
+        self.where: list = []
+        self.dense: str | None = None  # the primitive taken as dense, if that made it
+
+
+def check_entries(entries: int, rows: int) -> None:
+    """Raise ``PatternTooLarge`` before building a pattern of ``entries`` that could not be
+    held: past ``ENTRIES_MAX``, or past half of the memory available."""
+    if entries < 1 << 24:  # small: not worth reading the memory available
+        return
+    room = memory.FRACTION * memory.available_bytes() / ENTRY_BYTES
+    limit = int(min(ENTRIES_MAX, room))
+    if entries > limit:
+        raise PatternTooLarge(int(entries), int(rows), limit)
 
 
 def as_bool(m: Any) -> sp.csr_array:
@@ -40,6 +74,7 @@ def take(p: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
     """Rows ``idx`` of ``p``; an index below 0 gives an empty row."""
     idx = np.asarray(idx, dtype=np.int64).ravel()
     keep = idx >= 0
+    check_entries(int(np.diff(p.indptr)[idx[keep]].sum()), idx.size)
     rows = p[np.where(keep, idx, 0)]
     if not keep.all():
         rows = sp.diags_array(keep.astype(np.int8), dtype=np.int8) @ rows
@@ -81,6 +116,14 @@ def dot_map(shape_out, mine, other, contract, batch, mine_first: bool) -> tuple:
         off = off + fcoords[k] * strides[other_at + k]
     out = base[:, None] + off[None, :]
     return out, np.broadcast_to(np.arange(coords.shape[1])[:, None], out.shape)
+
+
+def product(a: sp.csr_array, p: sp.csr_array) -> sp.csr_array:
+    """``a @ p`` for a 0/1 map ``a``, refused first if it could hold too many entries
+    (the bound: each of a's ones brings its row of p whole)."""
+    per_row = np.diff(p.indptr)
+    check_entries(int(per_row[sp.csr_array(a).indices].sum()), a.shape[0])
+    return as_bool(a @ p)
 
 
 def broadcast(p: sp.csr_array | None, shape: tuple, out: tuple) -> sp.csr_array | None:
@@ -167,8 +210,35 @@ def dot(eqn, ins: list) -> sp.csr_array | None:
     parts = []
     if ins[0] is not None:
         o, i = dot_map(shape_out, a, b, (lc, rc), (lb, rb), mine_first=True)
-        parts.append(mapped(o, i, size_out, size_of(eqn.invars[0].aval)) @ ins[0])
+        parts.append(product(mapped(o, i, size_out, size_of(eqn.invars[0].aval)), ins[0]))
     if ins[1] is not None:
         o, i = dot_map(shape_out, b, a, (rc, lc), (rb, lb), mine_first=False)
-        parts.append(mapped(o, i, size_out, size_of(eqn.invars[1].aval)) @ ins[1])
+        parts.append(product(mapped(o, i, size_out, size_of(eqn.invars[1].aval)), ins[1]))
     return union([as_bool(q) for q in parts], size_out)
+
+
+def gathered(eqn, p: sp.csr_array) -> sp.csr_array | None:
+    """A gather at indices not known (data, or computed from x): each output entry takes
+    the union over every position the indices could pick, along the indexed axes of the
+    operand, at its own position along the others (``x[:, idx]``: row k of the output
+    from row k of x). None for a gather with batching axes (taken as dense)."""
+    dims = eqn.params["dimension_numbers"]
+    if getattr(dims, "operand_batching_dims", ()):
+        return None
+    shape = eqn.invars[0].aval.shape
+    out_shape = eqn.outvars[0].aval.shape
+    indexed, collapsed = set(dims.start_index_map), set(dims.collapsed_slice_dims)
+    window = [d for d in range(len(shape)) if d not in collapsed]  # in the output's offset_dims
+    fixed = [d for d in range(len(shape)) if d not in indexed]  # known position: the key
+    key_shape = tuple(shape[d] for d in fixed)
+    coords = coords_of(tuple(shape))
+    key_in = (np.ravel_multi_index(tuple(coords[fixed]), key_shape) if fixed
+              else np.zeros(coords.shape[1], dtype=np.int64))  # fmt: skip
+    rows = int(np.prod(key_shape, dtype=np.int64))
+    groups = product(mapped(key_in, np.arange(key_in.size), rows, key_in.size), p)
+    out_coords = coords_of(tuple(out_shape))
+    at = {d: out_coords[o] for d, o in zip(window, dims.offset_dims, strict=True)}
+    zero = np.zeros(out_coords.shape[1], dtype=np.int64)  # a collapsed axis: position 0
+    key_out = (np.ravel_multi_index(tuple(at.get(d, zero) for d in fixed), key_shape) if fixed
+               else zero)  # fmt: skip
+    return take(groups, key_out)

@@ -6,9 +6,9 @@ from sampled points; its columns (forward mode), rows (reverse mode) or
 vertices (a Hessian, star coloring) are colored (``adlab.engine.coloring``);
 the compressed derivative takes one pass per color, a JVP along the sum of a
 color's seed vectors (a VJP, an HVP), batched by ``jax.vmap`` (in chunks of
-colors where all would not fit in memory); each nonzero is then read from it. What is compiled is that whole computation, so
-``p.compile_s`` and ``p.cost()`` are its own, and ``p(x)`` returns a
-``scipy.sparse.csr_array``.
+colors where all would not fit in memory); each nonzero is then read from it.
+What is compiled is that whole computation, so ``p.compile_s`` and
+``p.cost()`` are its own, and ``p(x)`` returns a ``scipy.sparse.csr_array``.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from .args import _cast_args
 from .backends._jax_forward import _column_bytes
 from .coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .derivative import DerivativeInfo, prepare
+from .index_sets import PatternTooLarge
+from .memory import SizeError
 from .model import Model
 from .modes.second_order import COMPOSITIONS, HVP_NAMES, NotScalar
 from .precision import dtype_of, precision_scope
 from .second import derived
-from .sparsity import Detected, hessian_pattern, jacobian_pattern
+from .sparsity import Detected, hessian_pattern, jacobian_pattern, refusal
 
 KINDS = ("forward", "reverse", "hessian")
 
@@ -201,7 +203,10 @@ def prepare_sparse(
             if out != ():
                 raise NotScalar(f"a Hessian needs f to return a scalar; f returns shape {out}")
         detect = hessian_pattern if kind == "hessian" else jacobian_pattern
-        detected = detect(f, cast, i)
+        try:
+            detected = detect(f, cast, i)
+        except PatternTooLarge as too_large:
+            raise SizeError(refusal(too_large, model._files, kind)) from None
     pattern = detected.pattern
     coloring = {"forward": color_columns, "reverse": color_rows, "hessian": star_color}[kind](
         pattern

@@ -4,8 +4,9 @@ f is traced once to a jaxpr (JAX's program of primitives) and each variable
 gets, for each of its entries, the set of inputs that entry depends on: a
 boolean sparse matrix (entries x inputs). The sets flow through the
 primitives: elementwise operations take the union of their operands'; moves
-(slices, reshapes, concatenations, pads, gathers at known indices) carry each
-entry's set to where the entry goes; reductions, cumulative sums and
+(slices, reshapes, tiles, concatenations, pads, gathers at known indices) carry
+each entry's set to where the entry goes; a gather at indices not known takes
+the union over the positions it could pick; reductions, cumulative sums and
 ``dot_general`` take the union over what they combine; calls, custom
 derivatives, ``cond`` and ``scan`` are walked inside. A primitive not analysed
 here makes every entry of its output depend on every input any of its
@@ -36,11 +37,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .index_sets import (
+    PatternTooLarge,
     as_bool,
     broadcast,
     cumulative,
     dot,
     empty,
+    gathered,
     inexact,
     mapped,
     moved,
@@ -68,6 +71,7 @@ ZERO = frozenset({"sign", "floor", "ceil", "round", "stop_gradient"})
 MOVES = frozenset({
     "reshape", "squeeze", "expand_dims", "broadcast_in_dim", "transpose", "slice", "rev",
     "concatenate", "pad", "dynamic_slice", "dynamic_update_slice", "gather", "split", "stack",
+    "tile",
 })  # fmt: skip
 # Calls: their body takes their operands and gives their outputs; walked inside.
 CALLS = frozenset({
@@ -135,7 +139,11 @@ class _Walk:
                 for v, x in zip(eqn.outvars, self._evaluate(eqn, known), strict=True):
                     val[v] = x
             else:
-                outs = self.equation(eqn, ins, known)
+                try:
+                    outs = self.equation(eqn, ins, known)
+                except PatternTooLarge as too_large:
+                    too_large.where.append(eqn)  # inner first: jnp.sort's sort, its jit
+                    raise
             for v, p in zip(eqn.outvars, outs, strict=True):
                 pat[v] = p if inexact(v.aval) else None
         return [None if hasattr(a, "val") else pat.get(a) for a in jaxpr.outvars]
@@ -166,6 +174,10 @@ class _Walk:
             outs = moved(eqn, ins, known)
             if outs is not None:
                 return outs
+            if name == "gather" and ins[0] is not None:  # at indices not known
+                done = gathered(eqn, ins[0])
+                if done is not None:
+                    return [done]
         elif name in REDUCTIONS:
             return [reduced(eqn, ins[0])]
         elif name in CUMULATIVE:
@@ -186,8 +198,12 @@ class _Walk:
         self.dense[name] = self.dense.get(name, 0) + 1
         every = union([as_bool(np.asarray(p.sum(axis=0)).reshape(1, -1)) for p in ins
                              if p is not None], 1)  # fmt: skip
-        return [None if every is None else take(every, np.zeros(size_of(a), dtype=np.int64))
-                for a in out_avals]  # fmt: skip
+        try:
+            return [None if every is None else take(every, np.zeros(size_of(a), dtype=np.int64))
+                    for a in out_avals]  # fmt: skip
+        except PatternTooLarge as too_large:
+            too_large.dense = name
+            raise
 
     def _cond(self, eqn, ins: list, known: list) -> list:
         outs: list = [None] * len(eqn.outvars)
@@ -247,6 +263,28 @@ def _same(a: sp.csr_array | None, b: sp.csr_array | None) -> bool:
     if a is None or b is None:
         return a is b
     return a.nnz == b.nnz and (a != b).nnz == 0
+
+
+def refusal(too_large: PatternTooLarge, files: frozenset[str], kind: str) -> str:
+    """What to tell a user whose f makes a pattern too large to hold, naming their line."""
+    from .modes.complex_step import _user_line  # the one home of "which line made eqn"
+    from .userline import source_line
+
+    # an equation inside a library's jit carries frames up to that jit only
+    found = next(filter(None, (_user_line(eqn, files) for eqn in too_large.where)), None)
+    code = source_line(*found) if found else None
+    at = f"line {found[1]}" + (f" (`{code.strip()}`)" if code else "") if found else "f"
+    n = too_large.entries / max(too_large.rows, 1)
+    if too_large.dense:
+        why = (f"{at} uses `{too_large.dense}`, which the sparsity detection does not "
+               f"follow: it takes each of the {too_large.rows:,} entries made there as "
+               f"depending on every input (about {n:,.0f} each)")  # fmt: skip
+    else:
+        why = (f"{at} makes {too_large.rows:,} entries that depend on about {n:,.0f} inputs "
+               "each: that derivative is nearly dense")  # fmt: skip
+    return (f"sparse {kind}: {why}, a pattern of {too_large.entries:.3g} entries, more than "
+            f"the {too_large.limit:.3g} adlab can hold. Use sparse=False (the dense derivative, "
+            "or a Jacobian-vector product), or a smaller n")  # fmt: skip
 
 
 def jacobian_pattern(f: Callable, args: Sequence[Any], i: int) -> Detected:

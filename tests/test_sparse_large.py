@@ -1,0 +1,128 @@
+"""Sparse derivatives at the sizes GradBench's ba asks for, tried small: patterns too large to
+hold are refused with the user's line; tiles and gathers at data indices are followed; a
+large pattern is colored without building its graph; many colors are taken in chunks.
+
+Oracles: the dense Jacobian (its nonzeros, its values), patterns written out by hand,
+and the colorings' defining property (``is_column_coloring``).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import adlab
+from adlab.engine import coloring, memory
+from adlab.engine.coloring import color_columns, color_rows, is_column_coloring
+from adlab.engine.precision import precision_scope
+from adlab.engine.sparsity import jacobian_pattern
+
+# n = 50,000: each output entry depends on all 50,000 inputs, 2.5e9 entries in all,
+# past SciPy's 2**31 (where it failed with "negative dimensions are not allowed")
+HUGE = """
+def setup(n, rng):
+    return (rng.normal(size=n),)
+
+
+def f(x):
+    s = {expr}
+    return s * x
+"""
+
+
+@pytest.mark.parametrize(
+    ("expr", "words"),
+    [
+        ("np.sort(x)", ["line 7 (`s = np.sort(x)`)", "`sort`", "does not follow"]),
+        ("np.sum(x)", ["line 8 (`return s * x`)", "nearly dense"]),
+    ],
+)
+def test_a_pattern_too_large_to_hold_is_refused_naming_the_line(expr, words):
+    m = adlab.Model.from_source(HUGE.format(expr=expr))
+    (x,) = m.setup(50_000)
+    with pytest.raises(memory.SizeError) as refused:
+        adlab.prepare(m, x, mode="forward", sparse=True)
+    message = str(refused.value)
+    for w in [*words, "2.5e+09 entries", "sparse=False"]:
+        assert w in message, message
+
+
+def nonzeros(f, x, *data):
+    """The pattern detected, and where the dense Jacobian is nonzero."""
+    with precision_scope("float64"):
+        found = jacobian_pattern(f, (x, *data), 0)
+    dense = np.asarray(adlab.derivative(f, x, *data, mode="forward")).reshape(found.pattern.shape)
+    return found, dense != 0
+
+
+def test_tile_is_followed_entry_by_entry():
+    def f(x):
+        return (jnp.tile(x[:3] ** 2, (2, 2)).ravel()[:10] * jnp.tile(x[3:], 2))[:10]
+
+    found, dense = nonzeros(f, np.arange(1.0, 9.0))
+    assert found.notes == ()
+    np.testing.assert_array_equal(found.pattern.toarray(), dense)
+    assert found.nnz < dense.size / 3  # not taken as dense
+
+
+def test_a_gather_at_data_indices_keeps_each_row_apart():
+    """x.reshape(3, 4)[:, idx]: idx is data, so any column may be picked, but output row k
+    comes from row k of x only, whatever idx holds."""
+
+    def f(x, idx):
+        return jnp.ravel(jnp.reshape(x, (3, 4))[:, idx] ** 2)
+
+    x = np.arange(1.0, 13.0)
+    want = np.kron(np.eye(3, dtype=bool), np.ones((5, 4), dtype=bool))  # row k: x[k, :]
+    seen = np.zeros_like(want)
+    for idx in ([0, 1, 2, 3, 3], [3, 3, 0, 2, 1], [1, 1, 1, 1, 1]):
+        found, dense = nonzeros(f, x, np.array(idx))
+        assert found.notes == ()
+        np.testing.assert_array_equal(found.pattern.toarray(), want)
+        seen |= dense
+    assert not (seen & ~want).any()  # every entry the data made is in the pattern
+
+
+def test_a_gather_of_rows_at_data_indices_keeps_each_column_apart():
+    def f(x, idx):  # output (i, c) is x[idx_i, c]: column c of x, any row
+        return jnp.ravel(jnp.reshape(x, (4, 2))[idx] * 3.0)
+
+    found, dense = nonzeros(f, np.arange(8.0), np.array([2, 0, 3]))
+    want = np.zeros((6, 8), dtype=bool)
+    for i in range(3):
+        for c in range(2):
+            want[2 * i + c, c::2] = True
+    np.testing.assert_array_equal(found.pattern.toarray(), want)
+    assert not (dense & ~want).any()
+
+
+def ba(n=40, cameras=5):
+    m = adlab.load_model("ba", CAMERAS=cameras)
+    return m, m.setup(n)
+
+
+def test_a_large_pattern_is_colored_first_fit_as_well_as_networkx(monkeypatch):
+    m, args = ba()
+    with precision_scope("float64"):
+        pattern = jacobian_pattern(m.function("jax"), args, 0).pattern
+    small = color_columns(pattern), color_rows(pattern)
+    monkeypatch.setattr(coloring, "WORK_MAX", 0)  # every pattern counts as large
+    large = color_columns(pattern), color_rows(pattern)
+    for by_graph, first_fit, p in zip(small, large, (pattern, sp.csr_array(pattern.T)),
+                                      strict=True):  # fmt: skip
+        assert is_column_coloring(p, first_fit.colors)
+        # ba's columns need as many colors as a row's nonzeros; its rows as a camera's rows
+        assert first_fit.count == first_fit.lower_bound == by_graph.count
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_ba_sparse_jacobian_equals_the_dense_one_in_chunks_of_colors(mode, monkeypatch):
+    m, args = ba()
+    dense = adlab.derivative(m, *args, mode=mode)
+    monkeypatch.setattr(coloring, "WORK_MAX", 0)
+    monkeypatch.setattr(memory, "CHUNK_BUDGET", 1)  # one color per chunk
+    p = adlab.prepare(m, *args, mode=mode, sparse=True)
+    assert p.colors == (14 if mode == "forward" else 2 * 40 // 5)  # a camera's 8 obs, 2 rows
+    np.testing.assert_allclose(p(*args).toarray(), dense, rtol=1e-13, atol=1e-13)
