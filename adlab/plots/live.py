@@ -10,8 +10,7 @@ without being redrawn:
    crossovers between series;
 2. the ratio of each series to the primal against n;
 3. the error of each series against n;
-4. the error against the step size at one n, per scheme (the V-curves;
-   complex step's flat tail below ``MIN_STEP_DRAWN`` is not drawn);
+4. the error against the step size at one n, per scheme (``steps.StepPanel``);
 
 and, for a run with sparse series, the pattern of each sparse kind, colored
 (``sparsity.PatternPanel``), hidden otherwise.
@@ -28,25 +27,16 @@ from typing import Any
 
 from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, HoverTool, Label, LegendItem, Span
-from bokeh.palettes import Category10_10
 
 from .._vocab import FRAME_S, Record, StepRecord
-from ..accuracy.steps import STEP_SCHEMES
 from ..measure.findings import crossovers, significant
 from ..measure.series import SPARSE_MODES
 from .axes import log_figure
-from .colors import STEP_COLORS, framework_look, series_color
-from .rows import (
-    MIN_STEP_DRAWN,
-    RECORD_COLUMNS,
-    STEP_COLUMNS,
-    columns,
-    empty,
-    record_row,
-    step_row,
-)
+from .colors import framework_look, series_color
+from .rows import RECORD_COLUMNS, columns, empty, record_row
 from .slots import Slot, frozen
 from .sparsity import PatternPanel
+from .steps import StepPanel
 from .table import record_table
 
 _TIME = "{0.000a}s"  # bokeh's numeral format: 1.234ms, 56.7us
@@ -79,8 +69,8 @@ class LabPlots:
         primals: label -> the source of a primal's points (f itself, per options).
         floor: the dispatch floor, per n.
         crossings: the crossovers between series in the current run.
-        step_series: scheme -> the source of its error-vs-step points.
-        step_defaults: the points at each scheme's default step.
+        steps: the error-against-step figure (``StepPanel``); ``step_series`` and
+            ``step_defaults`` are its sources.
         patterns: sparse kind ("forward", "reverse", "hessian") -> its ``PatternPanel``.
     """
 
@@ -95,9 +85,6 @@ class LabPlots:
         self.records = ColumnDataSource(empty(RECORD_COLUMNS), name="records")
         self.floor = ColumnDataSource(empty(("n", "floor_s")), name="floor")
         self.crossings = ColumnDataSource(empty(("n", "time_s", "text")), name="crossings")
-        self.step_defaults = ColumnDataSource(empty(STEP_COLUMNS), name="step_defaults")
-        self.step_series: dict[str, ColumnDataSource] = {}
-        self._step_items: dict[str, LegendItem] = {}
         self._series_slots: list[Slot] = []
         self._primal_slots: list[Slot] = []
         self._build(width, height)
@@ -163,40 +150,9 @@ class LabPlots:
         self._error_hover = HoverTool(renderers=[], tooltips=_RECORD_TIPS)
         e.add_tools(self._error_hover)
 
-        s, self._step_legend = log_figure(
-            "Error against step h", "step h", "max relative error", width, height
-        )
-        defaults = s.scatter(
-            "h", "error_plot", source=self.step_defaults, size=12, marker="circle",
-            fill_color=None, line_color="black", line_width=2,
-        )  # fmt: skip
-        step_items = [LegendItem(label="default step", renderers=[defaults])]
-        step_glyphs = [defaults]
-        for i, scheme in enumerate(STEP_SCHEMES):
-            source = ColumnDataSource(empty(STEP_COLUMNS), name=f"steps:{scheme}")
-            color = STEP_COLORS.get(scheme, Category10_10[(6 + i) % 10])
-            glyphs = [
-                s.line("h", "error_plot", source=source, color=color, line_width=2),
-                s.scatter("h", "error_plot", source=source, color=color, size=5),
-            ]
-            item = LegendItem(label=scheme, renderers=glyphs, visible=False)
-            step_items.append(item)
-            step_glyphs.append(glyphs[1])
-            self.step_series[scheme] = source
-            self._step_items[scheme] = item
-        self._step_legend.items = step_items
-        s.add_tools(
-            HoverTool(
-                renderers=step_glyphs,
-                tooltips=[
-                    ("scheme", "@scheme"),
-                    ("h", "@h{0.0e}"),
-                    ("error", "@error{0.0e}"),
-                    ("optimal h", "@optimal_h{0.0e}"),
-                    ("default step", "@is_default"),
-                ],
-            )
-        )
+        self.steps = StepPanel(width, height)
+        self.step_series, self.step_defaults = self.steps.series, self.steps.defaults
+        s = self.steps.figure
 
         self.table = record_table(self.records, width=2 * width)
         self.figures = {"time": t, "ratio": r, "error": e, "steps": s}
@@ -347,37 +303,11 @@ class LabPlots:
     # --------------------------------------------------------------- steps
     def clear_steps(self, n: int | None = None, precision: str | None = None) -> None:
         """Forget the step-size curves; title the plot for size ``n``."""
-        for scheme, source in self.step_series.items():
-            if source.data["h"]:
-                source.data = empty(STEP_COLUMNS)
-            self._step_items[scheme].visible = False
-        if self.step_defaults.data["h"]:
-            self.step_defaults.data = empty(STEP_COLUMNS)
-        title = "Error against step h"
-        if n is not None:
-            title += f" at n = {n}"
-        if precision:
-            title += f" ({precision})"
-        self.figures["steps"].title.text = title
+        self.steps.clear(n, precision)
 
     def add_steps(self, steps: Iterable[StepRecord]) -> None:
         """Append step-sweep points (one stream per scheme)."""
-        by_scheme: dict[str, list[dict[str, Any]]] = {}
-        defaults = []
-        for s in steps:
-            if s.h < MIN_STEP_DRAWN:
-                continue
-            row_ = step_row(s)
-            by_scheme.setdefault(s.scheme, []).append(row_)
-            if s.is_default:
-                defaults.append(row_)
-        for scheme, group in by_scheme.items():
-            if scheme not in self.step_series:
-                continue  # a scheme this plot does not know
-            self.step_series[scheme].stream(columns(group, STEP_COLUMNS))
-            self._step_items[scheme].visible = True
-        if defaults:
-            self.step_defaults.stream(columns(defaults, STEP_COLUMNS))
+        self.steps.add(steps)
 
     # ------------------------------------------------------------ patterns
     def show_pattern(self, kind: str, pattern: Any, coloring: Any, title: str) -> None:
