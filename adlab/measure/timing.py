@@ -285,8 +285,11 @@ def interleave(watches: Sequence[Stopwatch], repeats: int, width: float | None =
     until its median's interval is that narrow (relative), at most ``most`` repeats
     (``intervals.settled``). Each stops on its own: a steady callable does not wait
     for a noisy one."""
+    due = list(watches)
     while True:
-        due = [w for w in watches if w.wants(repeats, width, most)]
+        # a watch not due stays so (its samples and spending no longer change): not
+        # asked again, as each asking may cost a bootstrap
+        due = [w for w in due if w.wants(repeats, width, most)]
         if not due:
             return
         for w in due:
