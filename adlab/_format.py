@@ -27,6 +27,13 @@ def ratio(x: float | None) -> str:
     return f"{x:.2g}x" if x < 10 else f"{x:.0f}x"
 
 
+def error_text(x: float | None) -> str:
+    """A relative error in two significant digits: '3.2e-08', '0' when exact, '-' for none."""
+    if x is None:
+        return "-"
+    return "0" if x == 0 else f"{x:.1e}"
+
+
 def human_bytes(b: float) -> str:
     """A size in powers of 1024, named as such: '512 B', '7.8 KiB', '7.6 MiB', '-'."""
     if not math.isfinite(b):

@@ -14,7 +14,7 @@ import io
 import json
 from collections.abc import Iterable, Sequence
 
-from .._format import jsonable, seconds
+from .._format import error_text, jsonable, seconds
 from .._vocab import Record
 from ..engine.userline import without_where
 from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
@@ -73,12 +73,6 @@ def _interval(r: Record) -> str:
     if r.median_lo_s is None or r.median_hi_s is None:
         return "-"
     return f"{seconds(r.median_lo_s)} - {seconds(r.median_hi_s)}"
-
-
-def _error(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return "0" if x == 0 else f"{x:.1e}"
 
 
 def _labels(records: Sequence[Record]) -> list[str]:
@@ -249,7 +243,7 @@ _LONG = (
     ("f evals", lambda r: str(r.f_evals) if r.f_evals is not None else "-"),
     ("flops", lambda r: f"{r.flops:.3g}" if r.flops is not None else "-"),
     ("flops x f", lambda r: f"{r.flops_ratio:.3g}" if r.flops_ratio is not None else "-"),
-    ("error", lambda r: _error(r.error)),
+    ("error", lambda r: error_text(r.error)),
 )
 
 

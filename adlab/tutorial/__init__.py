@@ -6,14 +6,15 @@ a plotting library: the figures are in ``adlab.plots.figures``.
 
 - ``quick()`` / ``pick(full, quick)``: ``ADLAB_QUICK=1`` shrinks the sizes.
 - ``fused_descent``: K gradient steps per call vs fused into one compiled call.
-- ``xla_costs`` / ``costs_table``: flops and memory of compiled derivatives.
+- ``xla_costs``, then (``costs.py``) ``costs_table``, ``bound_table``, ``cheapest_table``:
+  flops and memory of compiled derivatives.
 - ``python_loop_model`` / ``python_loop_variant``: the per-sample loss as a Python loop;
   ``in_framework``: the per-sample case's series in another framework;
   ``flops_reading``, ``operations_table``, ``gradient_hope``: a profile of its gradient.
 - readings of records: ``crossover_table``, ``floor_table``, ``warmup_table``,
   ``ratio_table``, ``per_output_row``, ``truncation_order``, ``orders_table``,
   ``compare_modes``, ``summary_table``, ``richardson_table``, ``precision_rows_table``,
-  ``bound_table``, ``cheapest_table``, ``agreement``.
+  ``agreement``, ``fused_table``.
 - ``Table``: rows of text, HTML in a notebook, text in ``print``.
 - ``second_order``: colorings against n and passes per composition (notebook 07).
 - frameworks (``frameworks.py``): ``available`` (the variants whose framework is
@@ -28,6 +29,9 @@ from ..measure.costs import xla_costs as xla_costs
 from ..measure.fused import FusedDescent as FusedDescent
 from ..measure.fused import fused_descent as fused_descent
 from ..report.table import Table as Table
+from .costs import bound_table as bound_table
+from .costs import cheapest_table as cheapest_table
+from .costs import costs_table as costs_table
 from .frameworks import available as available
 from .frameworks import compiled_table as compiled_table
 from .frameworks import float32_check as float32_check
@@ -48,10 +52,7 @@ from .per_sample import python_loop_variant as python_loop_variant
 from .quick import pick as pick
 from .quick import quick as quick
 from .readings import agreement as agreement
-from .readings import bound_table as bound_table
-from .readings import cheapest_table as cheapest_table
 from .readings import compare_modes as compare_modes
-from .readings import costs_table as costs_table
 from .readings import crossover_table as crossover_table
 from .readings import floor_table as floor_table
 from .readings import fused_table as fused_table

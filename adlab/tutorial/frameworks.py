@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from .._format import seconds
+from .._format import error_text, seconds
 from .._vocab import FRAME_S, Record
 from ..accuracy.reference import max_relative_error, reference
 from ..catalog import resolve_model
@@ -222,13 +222,9 @@ def precision_pairs(records: Iterable[Record]) -> Table:
             continue
         rows.append((KNOWN[backend].label, how(backend, jit), mode, n, seconds(r64.median_s),
                      seconds(r32.median_s), f"{r32.median_s / r64.median_s:.3g}x",
-                     _error(r64.error), _error(r32.error)))  # fmt: skip
+                     error_text(r64.error), error_text(r32.error)))  # fmt: skip
     return Table.of(("framework", "how", "mode", "n", "float64", "float32", "float32 / float64",
                      "float64 error", "float32 error"), rows)  # fmt: skip
-
-
-def _error(x: float | None) -> str:
-    return "-" if x is None else ("0" if x == 0 else f"{x:.1e}")
 
 
 def float32_check(model: str | Model, n: int, variants: Sequence[str]) -> Table:
