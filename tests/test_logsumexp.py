@@ -219,3 +219,14 @@ def test_a_bad_call_names_the_line(backend, call, words):
     with pytest.raises(adlab.ModelError) as info:
         adlab.derivative(m, *m.setup(4), mode="numeric", backend=backend)
     assert words in str(info.value) and info.value.lineno == 9
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_np_logsumexp_says_where_it_is(backend):
+    """NumPy has no np.logsumexp (SciPy's is scipy.special's): the error says to call the
+    one beside np. (PyTorch's np passes torch.logsumexp through, with torch's meaning.)"""
+    m = adlab.Model.from_source(LSE.replace("BODY", "np.logsumexp(x)"))
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.derivative(m, *m.setup(4), mode="numeric", backend=backend)
+    assert "call logsumexp(...), provided beside np" in str(info.value)
+    assert info.value.lineno == 9

@@ -18,6 +18,8 @@ import re
 import types
 from typing import Any
 
+from .backends._special import BESIDE_NP
+
 #: operator symbols, for messages
 _SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -75,6 +77,8 @@ def missing_attribute(exc: AttributeError, expr: str | None) -> str | None:
             break
     if isinstance(obj, types.ModuleType):
         owner = owner or obj.__name__
+        if name in BESIDE_NP:  # np.logsumexp: SciPy's, which adlab puts beside np
+            return f"{owner} has no function '{name}'; call {name}(...), provided beside np"
         return f"{owner} has no function '{name}'{_suggest(name, dir(obj))}"
     if owner is None:
         return None
@@ -137,8 +141,9 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
     if m:
         what = f"`{expr}`: " if expr else ""
         return (f"{what}PyTorch's np.{m.group(1)} takes tensors, not a Python {m.group(2)}",
-                f"for a constant, use Python's math: import math, then math.{m.group(1)}(...) "
-                "(np.pi and np.e are tensors here, so np.log(2 * np.pi) works)")  # fmt: skip
+                f"for a number, use Python's math: import math, then math.{m.group(1)}(...) "
+                "(numbers written in the source, as in np.log(2 * np.pi), are computed once "
+                "when the model is built, so those work)")  # fmt: skip
     return None
 
 

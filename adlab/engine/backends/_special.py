@@ -29,6 +29,9 @@ from typing import Any
 
 from . import _real_part
 
+#: the names this module puts beside ``np`` (``np.logsumexp`` is told to call them)
+BESIDE_NP = frozenset({"logsumexp"})
+
 
 def _axes(a: Any, axis: Any) -> tuple[int, ...] | None:
     """``axis`` checked against ``a``: None, or the axes as non-negative ints."""
