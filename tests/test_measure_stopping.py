@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 
 import adlab
-from adlab.measure.intervals import INTERVAL_WIDTH, MAX_REPEATS, relative_width, settled
+from adlab.measure.intervals import (
+    INTERVAL_WIDTH,
+    MAX_REPEATS,
+    median_interval,
+    relative_width,
+    settled,
+)
 from adlab.measure.timing import Stopwatch, interleave
 
 TIGHT = [1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.995]
@@ -133,3 +140,21 @@ def test_a_sweep_takes_its_fewest_repeats_and_at_most_the_cap():
     adaptive = list(adlab.bench("normal_logpdf", [2], ["reverse"], repeats=3, target_s=0.001,
                                 reference=None))  # fmt: skip
     assert all(3 <= r.repeats <= MAX_REPEATS for r in adaptive)
+
+
+def _numpy_interval(samples, confidence, resamples=2000):
+    """The bootstrap interval written with np.median and np.quantile: the oracle."""
+    a = np.asarray(samples, dtype=float)
+    rng = np.random.default_rng(0)
+    medians = np.median(a[rng.integers(0, len(a), size=(resamples, len(a)))], axis=1)
+    tail = (1 - confidence) / 2
+    return (float(np.quantile(medians, tail, method="lower")),
+            float(np.quantile(medians, 1 - tail, method="higher")))  # fmt: skip
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.8])
+def test_the_median_interval_is_numpys_median_and_quantiles(confidence):
+    rng = np.random.default_rng(3)
+    for n in range(2, 18):  # odd and even counts; ties in the integer draws
+        for x in (rng.lognormal(size=n), rng.integers(0, 3, size=n).astype(float)):
+            assert median_interval(x, confidence) == _numpy_interval(x, confidence)
