@@ -27,6 +27,7 @@ from .backends._jax_forward import _column_bytes
 from .coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .derivative import DerivativeInfo, prepare
 from .index_sets import PatternTooLarge
+from .jaxpr import equations
 from .memory import SizeError
 from .model import Model
 from .modes.second_order import COMPOSITIONS, HVP_NAMES, NotScalar
@@ -41,6 +42,17 @@ def _seeds(colors: np.ndarray, start: Any, width: int, dtype: Any) -> jax.Array:
     """(width, len(colors)): row k sums the unit vectors of color start + k (past the
     last color: zeros)."""
     return (jnp.asarray(colors)[None, :] == start + jnp.arange(width)[:, None]).astype(dtype)
+
+
+def _pass_bytes(fx: Any, xf: Any) -> float:
+    """Bytes one pass (one color) holds: a tangent or cotangent of each of f's values, at
+    most (their sum; XLA frees some early). f's largest value alone undercounts a VJP:
+    ba's 1,300 colors in chunks sized so took 9 GB, not the 2.5 GB budgeted."""
+    jaxpr = jax.make_jaxpr(fx)(jax.ShapeDtypeStruct(xf.shape, xf.dtype)).jaxpr
+    held = sum(math.prod(v.aval.shape) * np.dtype(v.aval.dtype).itemsize
+               for eqn in equations(jaxpr) for v in eqn.outvars
+               if hasattr(v.aval, "shape") and np.issubdtype(v.aval.dtype, np.inexact))  # fmt: skip
+    return max(held, _column_bytes(fx, xf))
 
 
 def _by_color(one: Any, colors: np.ndarray, count: int, dtype: Any, bytes_per: float) -> Any:
@@ -69,7 +81,7 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
             return jnp.ravel(f(*args[:i], xf.reshape(shape), *args[i + 1 :]))
 
         xf = jnp.ravel(x)
-        per = _column_bytes(fx, xf)
+        per = _pass_bytes(fx, xf)
         if kind == "forward":
             out = _by_color(lambda s: jax.jvp(fx, (xf,), (s,))[1], colors, count, xf.dtype, per)
         elif kind == "reverse":
