@@ -140,3 +140,17 @@ def test_the_gradbench_tool_takes_kmeans_dir_in_one_program_where_the_mode_fuses
     diagonal = adlab.hvp(model, x, np.ones_like(x), *data)
     got = job.to_numpy(job.call())
     assert rel(got, newton_direction(g, diagonal)) <= (1e-6 if mode == "numeric" else TOL)
+
+
+def test_an_empty_clusters_direction_is_nan_without_a_warning():
+    """A centroid no point is nearest to has zero gradient and zero curvature: 0 / 0."""
+    from adlab.catalog.gradbench import gradbench_eval
+    from adlab.gradbench.jobs import Job, Options
+
+    rng = np.random.default_rng(2)
+    points = rng.random((20, 2))
+    input = {"centroids": [*points[:2].tolist(), [50.0, 50.0]], "points": points.tolist()}
+    model, args = gradbench_eval("kmeans").inputs(input, "dir")
+    job = Job("dir", model, args, Options(mode="reverse"))
+    got = job.to_numpy(job.call()).reshape(3, 2)  # warnings are errors in the tests
+    assert np.isnan(got[2]).all() and np.isfinite(got[:2]).all()

@@ -165,7 +165,9 @@ class Job:
             gradient, second = self._to_numpy(both)
             # complex step's full Hessian: its diagonal
             diagonal = second if second.ndim == 1 else second.diagonal()
-            return newton_direction(gradient, diagonal)
+            # an empty cluster's 0 / 0 is NaN, as in JAX or C++, without NumPy's warning
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return newton_direction(gradient, diagonal)
         return results[0]
 
     def to_numpy(self, result: Any) -> Any:
