@@ -13,6 +13,9 @@ adlab's version and the source of its engine, which writes the program). A
 hit loads the executable (``jax.experimental.serialize_executable``) with
 XLA's cost analysis stored beside it.
 
+The key is made in ``program_key`` (``identity``, ``kept`` and ``key`` are re-exported
+here); this module stores, loads and evicts the programs.
+
 What a hit does not skip: ``prepare``'s checks of the model (its output's
 shape is found by tracing f once, abstractly) and the mode's build.
 
@@ -28,18 +31,13 @@ entry. ``ADLAB_CACHE=0`` (or ``adlab bench --no-cache``) leaves it off.
 
 from __future__ import annotations
 
-import ast
 import collections
 import contextlib
-import contextvars
 import dataclasses
 import functools
-import hashlib
 import math
 import os
 import pickle
-import platform
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -47,19 +45,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .cache import MAX_BYTES as _JAX_MAX_BYTES
 from .cache import programs_dir
+from .program_key import identity as identity
+from .program_key import kept as kept
+from .program_key import key as key
 
 #: the bound on this cache's directory (a program takes 8-40 kB), beside JAX's own
 MAX_BYTES = _JAX_MAX_BYTES // 4
 #: seconds to wait for another process's lock before going on without the cache
 LOCK_TIMEOUT_S = 5.0
 _SUFFIX = ".program"
-
-# what prepare says about the program being built: set around Backend.program
-_identity: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("identity", default=None)
 
 
 @dataclass(frozen=True)
@@ -81,64 +77,6 @@ class Hit:
     biggest: tuple[int, str]
     xla: dict[str, float]
     cost: dict[str, float] | None
-
-
-@functools.lru_cache(maxsize=64)
-def _imports_own_code(source: str) -> bool:
-    """Whether the model imports modules beyond Python's standard library: their code is
-    part of the program but not of the source the key is made of."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return True
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [node.module or "."] if node.level == 0 else ["."]
-        if any(name.split(".")[0] not in sys.stdlib_module_names for name in names):
-            return True
-    return False
-
-
-@contextlib.contextmanager
-def identity(model: Any, **options: Any) -> Iterator[None]:
-    """Within: the programs built are those of ``model`` with ``options``; keyed by them.
-    A model without source, or importing code of its own, is not kept."""
-    own = model.source is None or _imports_own_code(model.source)
-    token = _identity.set(None if own else (
-        model.source, sorted(model.settings.items(), key=str),
-        sorted((k, _leaf(v, True)) for k, v in options.items()),
-    ))  # fmt: skip
-    try:
-        yield
-    finally:
-        _identity.reset(token)
-
-
-def kept() -> bool:
-    """Whether the program being built is one adlab keeps (its model has a source), and
-    so one JAX's cache does not write (``fresh``)."""
-    return _identity.get() is not None
-
-
-def key(inputs: tuple, held: set[int]) -> str | None:
-    """The key of the program about to be built from ``inputs`` (f's arguments as the
-    backend holds them; ``held``: the indices held in the program as constants, keyed by
-    value), or None: nothing to key on (no model source) or the cache is off."""
-    ident = _identity.get()
-    if ident is None or programs_dir() is None:
-        return None
-    import jax
-
-    leaves = [
-        (i, str(jax.tree_util.tree_structure(a)),
-         [_leaf(v, i in held) for v in jax.tree_util.tree_leaves(a)])
-        for i, a in enumerate(inputs)
-    ]  # fmt: skip
-    text = repr((ident, leaves, _software()))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 #: programs loaded in this process, by key: a Lab's runs after its first load none again
@@ -322,60 +260,3 @@ def _evict(where: Path, incoming: int) -> None:
             os.unlink(path)
             total -= size
     count.write_text(str(total))
-
-
-def _leaf(value: Any, by_value: bool) -> tuple:
-    """How one argument (or option) enters the key: its shape and dtype, and where the
-    program holds it (``by_value``), a digest of its value."""
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        kind = (type(value).__name__, tuple(value.shape), str(value.dtype))
-        if not by_value:
-            return kind
-        data = np.ascontiguousarray(np.asarray(value)).tobytes()
-        return (*kind, hashlib.sha256(data).hexdigest())
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_leaf(v, by_value) for v in value))
-    return (type(value).__name__, repr(value) if by_value else None)
-
-
-@functools.cache
-def _software() -> tuple:
-    """What compiled the program: versions, configuration, device, CPU, adlab's engine."""
-    from importlib.metadata import version
-
-    import jax
-    import jaxlib
-
-    dev = jax.devices()[0]
-    config = tuple((name, str(getattr(jax.config, name, None))) for name in (
-        "jax_default_matmul_precision", "jax_numpy_rank_promotion",
-        "jax_numpy_dtype_promotion", "jax_enable_checks", "jax_default_prng_impl",
-    ))  # fmt: skip
-    return (
-        jax.__version__, jaxlib.__version__, config, os.environ.get("XLA_FLAGS", ""),
-        dev.platform, str(getattr(dev, "device_kind", "")),
-        str(getattr(dev.client, "platform_version", "")), platform.machine(), _cpu(),
-        version("adlab"), _engine_digest(),
-    )  # fmt: skip
-
-
-def _cpu() -> str:
-    """The CPU's model and features: XLA compiles for the host's instructions, and a cache
-    on a shared home may be read from another machine."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            lines = [ln for ln in fh if ln.startswith(("model name", "flags"))]
-        return hashlib.sha256("".join(sorted(set(lines))).encode()).hexdigest()
-    except OSError:
-        return platform.processor()
-
-
-def _engine_digest() -> str:
-    """A digest of adlab's engine source: the code that writes each program (a changed
-    mode or call path must not load programs written by the old one)."""
-    root = Path(__file__).parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
