@@ -22,12 +22,13 @@ The modes register as ``hessian`` and ``hvp``: ``prepare(model, x, *args,
 mode="hessian", scheme="forward-over-reverse")`` compiles one, and a sweep's
 variant ``hessian[forward-over-reverse]`` names one. ``gradient-and-hvp``
 returns (gradient, HVP) from one program (``hvp(..., with_gradient=True)``):
-the outer pass over a gradient computes that gradient on its way. An HVP's direction v is
-the argument right after the differentiated one (``adlab.engine.second``
-inserts it). JAX's compositions are ``COMPOSITIONS``; PyTorch, TensorFlow and
-autograd nest their own operators (``backends/_second_<framework>.py``), and
-``ON`` says which compositions each runs, without importing it: a composition
-a framework does not nest is refused (``WHY_NOT``), never emulated.
+the outer pass over a gradient computes that gradient on its way. An HVP's
+direction v is the argument right after the differentiated one
+(``adlab.engine.second`` inserts it). JAX's compositions are ``COMPOSITIONS``;
+PyTorch, TensorFlow and autograd nest their own operators
+(``backends/_second_<framework>.py``), and ``ON`` says which compositions each
+runs, without importing it: a composition a framework does not nest is refused
+(``WHY_NOT``), never emulated.
 
 References:
     Pearlmutter, "Fast exact multiplication by the Hessian", Neural Computation
