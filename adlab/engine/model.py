@@ -28,6 +28,7 @@ from .._vocab import ModelError
 from .backends import get_backend
 from .backends._real_part import with_real_part
 from .explain import np_imports
+from .folding import fold_constants
 from .settings import (
     SETTING_TYPES,
     changed,
@@ -127,10 +128,9 @@ class Model:
             )
         found = find_settings(tree)
         check_settings(settings, found, name, text.splitlines())
-        bound: dict[str, Any] = {}
-        if settings:  # new values replace the literals before the module runs: W = 2 * N follows N
-            run, bound = with_values(tree, found, settings)
-            code = compile(run, filename, "exec")
+        # new values replace the literals before the module runs: W = 2 * N follows N
+        run, bound = with_values(tree, found, settings)
+        code = compile(fold_constants(run), filename, "exec")  # np.log(2 * np.pi): once
         namespaces = {(b, "float64"): _run(code, name, files, b, "float64", bound) for b in EAGER}
         ns = namespaces[("numpy", "float64")]
         for fname in ("f", "setup"):

@@ -32,6 +32,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 LIMIT_S = 2.0
 #: what a record's ``flops_counter`` says for a PyTorch count
 COUNTER = "torch FlopCounterMode: matrix products, convolutions and attention only"
+#: what it says where the call has none of those: no count, not a count of zero
+NOT_COUNTED = ("torch FlopCounterMode: not counted (it counts matrix products, convolutions "
+               "and attention only, and this call has none)")
 
 
 def _mv_flop(a_shape: tuple, b_shape: tuple, *args: Any, out_shape: Any = None,
@@ -55,11 +58,17 @@ def count_flops(call: Callable[[Any], Any], x: Any,
                 limit_s: float | None = LIMIT_S) -> dict[str, Any] | None:  # fmt: skip
     """``call(x)`` run once under ``FlopCounterMode``: {"flops", "counter"}, or None
     where the call fails or the count runs past ``limit_s`` (the count is a side
-    note: the call's own failure is reported where it is made, with the model's line)."""
+    note: the call's own failure is reported where it is made, with the model's line).
+
+    A call with no operation the counter knows has ``flops`` None and the counter
+    ``NOT_COUNTED``: its zero would read as "free" beside XLA's counts.
+    """
     try:
         by_op = flops_by_op(call, x, limit_s)
     except Exception:
         return None
+    if not by_op:
+        return {"flops": None, "counter": NOT_COUNTED}
     return {"flops": float(sum(by_op.values())), "counter": COUNTER}
 
 

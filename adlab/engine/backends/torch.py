@@ -7,9 +7,10 @@ missing or means something else, an alias fills it in, made once
 (``np.std`` divides by n, ``np.maximum(x, 0.0)`` takes a number, ``np.cumsum``
 flattens) are ``array_api_compat``'s functions or a line here, and only their
 callers pay a Python call for it. Functions that make float arrays get the
-precision's dtype and the device (PyTorch would make float32 on the CPU), and
-``np.pi`` and ``np.e`` are 0-d tensors of the precision: ``np.log(2 * np.pi)``
-is NumPy code, and PyTorch's functions take tensors, not Python numbers.
+precision's dtype and the device (PyTorch would make float32 on the CPU).
+``np.pi`` and ``np.e`` are PyTorch's, Python floats as NumPy's are; PyTorch's
+functions take tensors, not Python numbers, but ``np.log(2 * np.pi)`` works, as
+it is computed once when the model is built (``engine.folding``), not per call.
 
 Reverse mode is ``torch.autograd.grad`` (as its users write it) for a scalar f
 and ``torch.func.jacrev`` for a Jacobian; forward mode ``torch.func.jacfwd``;
@@ -21,7 +22,6 @@ perturbed points are evaluated by ``torch.func.vmap``. ``jit`` is
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -115,8 +115,7 @@ class TorchBackend(Backend):
     def namespace(self, precision: str) -> dict[str, Any]:
         dtype = _DTYPES[np.dtype(precision)]
         defaults = {"dtype": dtype, "device": self.device}
-        constants = {k: torch.tensor(v, **defaults) for k, v in (("pi", math.pi), ("e", math.e))}
-        ns = _namespace.build("torch", torch, aliases={**_ALIASES, **constants},
+        ns = _namespace.build("torch", torch, aliases=_ALIASES,
                               creators=_namespace.CREATORS, creator_defaults=defaults,
                               drop=_DROP)  # fmt: skip
         return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(torch.stack),
