@@ -81,7 +81,7 @@ class Timing:
         repeats: number of repeats.
         unstable: True when the spread (IQR / median) is large.
         median_lo_s, median_hi_s: a 95% bootstrap interval of the median, from the
-            per-repeat times (``adlab.measure.timing.median_interval``).
+            per-repeat times (``adlab.measure.intervals.median_interval``).
     """
 
     compile_s: float
