@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import adlab
-from adlab.engine import coloring, memory
+from adlab.engine import coloring, memory, sparse
 from adlab.engine.coloring import color_columns, color_rows, is_column_coloring
 from adlab.engine.precision import precision_scope
 from adlab.engine.sparsity import jacobian_pattern
@@ -126,3 +126,32 @@ def test_ba_sparse_jacobian_equals_the_dense_one_in_chunks_of_colors(mode, monke
     p = adlab.prepare(m, *args, mode=mode, sparse=True)
     assert p.colors == (14 if mode == "forward" else 2 * 40 // 5)  # a camera's 8 obs, 2 rows
     np.testing.assert_allclose(p(*args).toarray(), dense, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("faster", ["one after another", "batched"])
+def test_the_passes_run_the_way_timed_faster_with_the_same_values(faster, monkeypatch):
+    """Timing picks all colors batched or one color after another; both give the Jacobian.
+    The clock is replaced (a test never asserts wall-clock times): the chosen way is the
+    one whose calls read shorter."""
+    m, args = ba()
+    dense = adlab.derivative(m, *args, mode="forward")
+    calls = []
+
+    def clock(p):  # the batched program is built first, then the one-at-a-time one
+        calls.append(p)
+        first = calls[0] is p
+        return 0.1 if first == (faster == "batched") else 0.2
+
+    monkeypatch.setattr(sparse, "_seconds", clock)
+    p = adlab.prepare(m, *args, mode="forward", sparse=True)
+    assert p.at_once == (p.colors if faster == "batched" else 1)
+    assert len({id(c) for c in calls}) == 2  # both ways were built and timed
+    np.testing.assert_allclose(p(*args).toarray(), dense, rtol=1e-13, atol=1e-13)
+
+
+def test_a_quick_derivative_is_not_tuned(monkeypatch):
+    """Below TUNE_MIN_S a call is too cheap for a second compile to pay off."""
+    m, args = ba()
+    monkeypatch.setattr(sparse, "_seconds", lambda p: sparse.TUNE_MIN_S / 2)
+    p = adlab.prepare(m, *args, mode="forward", sparse=True)
+    assert p.at_once == p.colors

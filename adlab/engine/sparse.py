@@ -14,6 +14,7 @@ What is compiled is that whole computation, so ``p.compile_s`` and
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import jax
@@ -55,11 +56,13 @@ def _pass_bytes(fx: Any, xf: Any) -> float:
     return max(held, _column_bytes(fx, xf))
 
 
-def _by_color(one: Any, colors: np.ndarray, count: int, dtype: Any, bytes_per: float) -> Any:
+def _by_color(one: Any, colors: np.ndarray, count: int, dtype: Any, bytes_per: float,
+              width: int | None) -> Any:  # fmt: skip
     """(count, ...): ``one(seed)`` for each color's seed, batched by ``jax.vmap``; in
-    chunks of colors, one after another (``lax.map``), where all at once would not fit
-    (a row coloring of ba takes ~1,300 colors, each pass holding f's intermediates)."""
-    width = memory.chunk_columns(count, bytes_per)
+    chunks of ``width`` colors (None: all), one chunk after another (``lax.map``), and
+    smaller where all at once would not fit (a row coloring of ba takes ~1,300 colors,
+    each pass holding f's intermediates)."""
+    width = min(memory.chunk_columns(count, bytes_per), width or count)
     if width >= count:
         return jax.vmap(one)(_seeds(colors, 0, count, dtype))
     trips = math.ceil(count / width)
@@ -69,7 +72,7 @@ def _by_color(one: Any, colors: np.ndarray, count: int, dtype: Any, bytes_per: f
 
 
 def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at: tuple,
-                composition: str | None) -> Any:  # fmt: skip
+                composition: str | None, width: int | None) -> Any:  # fmt: skip
     """A function of f's arguments: the pattern's nonzeros, in CSR order."""
     a_idx, b_idx = at
     colors, count = coloring.colors, coloring.count
@@ -83,20 +86,58 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
         xf = jnp.ravel(x)
         per = _pass_bytes(fx, xf)
         if kind == "forward":
-            out = _by_color(lambda s: jax.jvp(fx, (xf,), (s,))[1], colors, count, xf.dtype, per)
+            out = _by_color(lambda s: jax.jvp(fx, (xf,), (s,))[1], colors, count, xf.dtype, per,
+                            width)  # fmt: skip
         elif kind == "reverse":
             y, pull = jax.vjp(fx, xf)
-            out = _by_color(lambda w: pull(w)[0], colors, count, y.dtype, per)
+            out = _by_color(lambda w: pull(w)[0], colors, count, y.dtype, per, width)
         else:
             product = COMPOSITIONS[composition].hvp(f, i)
             out = _by_color(lambda s: jnp.ravel(product(*args, s.reshape(shape))), colors,
-                            count, xf.dtype, per)  # fmt: skip
+                            count, xf.dtype, per, width)  # fmt: skip
         # out is (colors, len): the compressed J S (H S) transposed, or W^T J as it is
         a, b = (a_idx, b_idx) if kind == "reverse" else (b_idx, a_idx)
         # one flat gather; the indices are in range by construction, so no bounds mask
         return jnp.take(out.ravel(), a * out.shape[1] + b, mode="clip")
 
     return fn
+
+
+#: the compressed derivative is tuned only where a call takes from TUNE_MIN_S (below, the
+#: other way's compile would cost more than it could save) to TUNE_MAX_S (above, timing
+#: it again would: ba1's reverse Jacobian takes over a minute a call)
+TUNE_MIN_S = 0.01
+TUNE_MAX_S = 2.0
+#: calls of each way timed, interleaved; the lower median wins
+TUNE_RUNS = 3
+
+
+def _seconds(p: Any) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(p(*p.inputs))
+    return time.perf_counter() - start
+
+
+def _faster(build: Any, count: int, jit: bool) -> tuple[Any, int]:
+    """(prepared, colors a pass takes at once): all colors batched (``jax.vmap``) or one
+    color after another (``lax.map``), whichever runs faster here, timed.
+
+    Which is faster depends on f and the machine: on a CPU, ba's 14 JVPs take 25-33x
+    its primal one after another and 50-110x batched (its (p, 3) values batched 14
+    times leave the cache), while bvp_residual's 3 and ht's 24 run faster batched.
+    """
+    batched = build(None)
+    if count < 2 or not jit or not TUNE_MIN_S <= _seconds(batched) <= TUNE_MAX_S:
+        return batched, count
+    single = build(1)
+    _seconds(single)
+    times: dict[int, list[float]] = {count: [], 1: []}
+    for _ in range(TUNE_RUNS):
+        times[count].append(_seconds(batched))
+        times[1].append(_seconds(single))
+    if np.median(times[1]) < np.median(times[count]):
+        return single, 1
+    return batched, count
 
 
 class SparsePrepared:
@@ -109,6 +150,8 @@ class SparsePrepared:
         pattern: the boolean pattern (outputs x inputs; a Hessian's is n x n).
         coloring: the ``Coloring``: ``colors`` per column/row/vertex, ``count``.
         colors: the number of colors, i.e. of passes (JVPs, VJPs or HVPs).
+        at_once: how many of the passes run batched at once (all of them, or one after
+            another: whichever was timed faster when prepared).
         nnz: the pattern's nonzeros.
         notes: primitives the detection took as dense (a valid, larger pattern).
         mode, scheme: "forward" / "reverse" (scheme None), or "hessian" and its composition.
@@ -117,8 +160,9 @@ class SparsePrepared:
     """
 
     def __init__(self, inner: Any, detected: Detected, coloring: Coloring, mode: str,
-                 scheme: str | None, passes: int) -> None:  # fmt: skip
+                 scheme: str | None, passes: int, at_once: int) -> None:  # fmt: skip
         self._inner = inner
+        self.at_once = at_once
         self.pattern = detected.pattern
         self.coloring = coloring
         self.colors = coloring.count
@@ -156,7 +200,8 @@ class SparsePrepared:
     def __repr__(self) -> str:
         scheme = f"[{self.scheme}]" if self.scheme else ""
         return (f"SparsePrepared({self.mode}{scheme}, shape={self.pattern.shape}, nnz={self.nnz}, "
-                f"colors={self.colors}, compile_s={self.compile_s:.3g})")  # fmt: skip
+                f"colors={self.colors}, at_once={self.at_once}, "
+                f"compile_s={self.compile_s:.3g})")  # fmt: skip
 
 
 #: the frameworks a sparse derivative runs on: its pattern is read from a JAX program
@@ -223,10 +268,15 @@ def prepare_sparse(
     coloring = {"forward": color_columns, "reverse": color_rows, "hessian": star_color}[kind](
         pattern
     )
-    compute = _compressed(kind, f, i, shape, coloring, recovery(pattern, coloring), composition)
-    inner = prepare(derived(model, compute), *given, mode="primal", wrt=i, jit=jit,
-                    precision=precision, backend="jax")  # fmt: skip
+    at = recovery(pattern, coloring)
+
+    def build(width: int | None) -> Any:
+        compute = _compressed(kind, f, i, shape, coloring, at, composition, width)
+        return prepare(derived(model, compute), *given, mode="primal", wrt=i, jit=jit,
+                       precision=precision, backend="jax")  # fmt: skip
+
+    inner, at_once = _faster(build, coloring.count, jit)
     n = int(np.prod(shape, dtype=int))
     passes = COMPOSITIONS[composition].passes(n, True) if kind == "hessian" else 1
     mode, scheme = ("hessian", composition) if kind == "hessian" else (kind, None)
-    return SparsePrepared(inner, detected, coloring, mode, scheme, passes)
+    return SparsePrepared(inner, detected, coloring, mode, scheme, passes, at_once)
