@@ -11,7 +11,7 @@ of ADBench's GMM, as in GradBench's ``evals/gmm`` and its C++ reference
 log-sum-exps are adlab's ``logsumexp``, shifted by their maximum as the
 reference's are; written out with ``np.max``, AD would also differentiate the
 shift (masks and tie counts whose contributions cancel exactly), which made the
-gradient cost 3.4 primals instead of 2.2 on JAX (D=10, K=5, n=1000).
+gradient cost 3.2 primals instead of 2.2-2.5 on JAX (D=10, K=5, n=1000).
 """
 
 import math
