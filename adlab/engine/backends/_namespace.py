@@ -25,6 +25,16 @@ from typing import Any
 CREATORS = ("linspace", "zeros", "ones", "empty", "eye", "identity", "full")
 
 
+def float32_defaults(precision: str) -> dict[str, Any]:
+    """``creator_defaults`` for a framework whose array makers default to float64, as
+    NumPy's do: float32 where the precision asks for it (else ``np.linspace`` would turn
+    a float32 model's result into float64), nothing at float64, where NumPy's default
+    is the precision already and NumPy code passing dtype by position keeps working."""
+    import numpy
+
+    return {"dtype": numpy.float32} if precision == "float32" else {}
+
+
 class Namespace(types.ModuleType):
     """A module object holding a framework's functions under NumPy's names.
 

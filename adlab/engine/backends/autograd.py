@@ -10,6 +10,7 @@ time: autograd has no vmap, and on plain arrays its functions are NumPy's.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,15 +39,19 @@ def _version() -> str | None:
 
 class AutogradBackend(Backend):
     name = "autograd"
+    namespace_per_precision = True  # np.linspace and the other array makers
     xp = anp
     chunked_forward = True  # forward mode pushes one tangent at a time
 
     def environment(self) -> dict[str, Any]:
         return {"version": _version(), "device": "cpu"}
 
+    @functools.cache  # noqa: B019 - one namespace per precision, for the process
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": _NP, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
-                **special_functions("autograd", _NP)}  # fmt: skip
+        ns = _namespace.build("autograd", anp, creators=_namespace.CREATORS,
+                              creator_defaults=_namespace.float32_defaults(precision))  # fmt: skip
+        return {"np": ns, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
+                **special_functions("autograd", ns)}  # fmt: skip
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
         return autograd.grad(f, wrt)
@@ -79,6 +84,5 @@ def _forward(f: Callable, args: tuple, i: int) -> Any:
     return out.reshape((*out.shape[:-1], *x.shape))
 
 
-_NP = _namespace.build("autograd", anp)
 _LOOPS = python_loops(anp.stack)
 BACKEND = AutogradBackend()

@@ -1,17 +1,20 @@
 """NumPy: the framework-free baseline. No AD and no compiler: finite differences and
 complex step only, perturbing one coordinate at a time, as hand-written code does.
 
-``np`` is NumPy itself: a float32 model that makes float arrays of its own
-(``np.linspace``) computes in float64 from there on, as NumPy code does.
+``np`` is NumPy itself at float64; at float32 its array makers (``np.linspace``,
+``np.zeros``: ``_namespace.CREATORS``) make float32, so a float32 model computes
+in float32 (with NumPy's defaults it would turn float64 from there on).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _namespace
 from ._base import Backend
 from ._loops import python_loops
 from ._special import special_functions
@@ -53,15 +56,20 @@ def _map(fn: Callable, xs: Any) -> Any:
 class NumpyBackend(Backend):
     name = "numpy"
     ad = ()
+    namespace_per_precision = True  # np.linspace and the other array makers
     xp = np
 
     def environment(self) -> dict[str, Any]:
         return {"version": np.__version__, "device": "cpu"}
 
     # NumPy has no vmap: both maps are a loop
+    @functools.cache  # noqa: B019 - one namespace per precision, for the process
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": np, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
-                **special_functions("numpy", np)}  # fmt: skip
+        ns = np if precision == "float64" else _namespace.build(
+            "numpy", np, creators=_namespace.CREATORS,
+            creator_defaults=_namespace.float32_defaults(precision))  # fmt: skip
+        return {"np": ns, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
+                **special_functions("numpy", ns)}  # fmt: skip
 
     def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
         """One coordinate at a time in a plain loop (``numpy_batch``), never

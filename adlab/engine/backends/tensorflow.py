@@ -53,6 +53,19 @@ _LINALG = types.SimpleNamespace(norm=tf.norm, inv=tf.linalg.inv, det=tf.linalg.d
 CHUNK = 1 << 17
 
 
+def _linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:  # fmt: skip
+    """``tnp.linspace`` with its ``dtype`` honoured: under NumPy 2, TensorFlow's takes
+    the type of start and stop (float64 for Python numbers) and ignores ``dtype``.
+    Computed in float64 and cast, as NumPy's is."""
+    out = tnp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, axis=axis)
+    if dtype is None:
+        return out
+    if retstep:
+        return tf.cast(out[0], dtype), tf.cast(out[1], dtype)
+    return tf.cast(out, dtype)
+
+
 def _map(fn: Callable, xs: Any) -> Any:
     # over a static range: a traced tensor (in vectorized_map, tf.function) cannot be iterated
     return tnp.stack([fn(xs[j]) for j in range(int(xs.shape[0]))])
@@ -68,15 +81,18 @@ def _tensor(a: Any) -> Any:
 
 class TensorflowBackend(Backend):
     name = "tensorflow"
+    namespace_per_precision = True  # np.linspace and the other array makers
     xp = tnp
 
     def environment(self) -> dict[str, Any]:
         gpus = tf.config.list_logical_devices("GPU")
         return {"version": tf.__version__, "device": "gpu" if gpus else "cpu"}
 
-    @functools.cache  # noqa: B019 - one namespace for the process
+    @functools.cache  # noqa: B019 - one namespace per precision, for the process
     def namespace(self, precision: str) -> dict[str, Any]:
-        ns = _namespace.build("tensorflow", tnp, aliases={"linalg": _LINALG})
+        ns = _namespace.build("tensorflow", tnp, aliases={"linalg": _LINALG, "linspace": _linspace},
+                              creators=_namespace.CREATORS,
+                              creator_defaults=_namespace.float32_defaults(precision))  # fmt: skip
         return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(tnp.stack),
                 **special_functions("tensorflow", ns)}  # fmt: skip
 
