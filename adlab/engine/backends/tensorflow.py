@@ -23,19 +23,15 @@ eager (its vectorized form traces anew on every eager call) and is vectorized
 from __future__ import annotations
 
 import functools
-import importlib.util
-import os
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
-if importlib.util.find_spec("triton") is not None:
-    # PyTorch's compiler loads Triton, whose LLVM crashes the process (a segmentation
-    # fault) when loaded after TensorFlow's: loaded first, both live (0.4 s, no PyTorch)
-    import triton  # noqa: F401
+from . import _startup
+
+_startup.before_tensorflow()  # Triton first (a crash otherwise), C++ log level: see there
 import tensorflow as tf  # noqa: E402
 import tensorflow.experimental.numpy as tnp  # noqa: E402
 

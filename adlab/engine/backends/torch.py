@@ -31,11 +31,13 @@ import numpy as np
 import torch
 
 from ..args import wrt_indices
-from . import _namespace
+from . import _namespace, _startup
 from ._base import Backend, tree_map, with_arg
 from ._loops import python_loops
 from ._special import special_functions
 from ._torch_flops import count_flops
+
+_startup.triton_first()  # so that a later `import tensorflow` cannot crash torch.compile
 
 with warnings.catch_warnings():
     # forward AD loads these on first use, and they warn of PyTorch's own use of its
@@ -104,6 +106,7 @@ class TorchBackend(Backend):
             warnings.simplefilter("ignore", UserWarning)
             cuda = torch.cuda.is_available()
         self.device = torch.device("cuda" if cuda else "cpu")
+        _startup.quiet_torch(cuda)
 
     def environment(self) -> dict[str, Any]:
         dev = str(self.device)
@@ -190,6 +193,7 @@ class TorchBackend(Backend):
 
     # --------------------------------------------------------- the call
     def compile(self, fn: Callable) -> Callable:
+        _startup.check_compile_order()  # a clear refusal, not a segmentation fault
         return torch.compile(fn)
 
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,

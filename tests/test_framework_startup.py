@@ -1,0 +1,67 @@
+"""PyTorch and TensorFlow in one process (``backends._startup``), each case in a fresh
+subprocess: Triton loaded after TensorFlow crashes the process (a segmentation fault)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::adlab.NoisyMachineWarning")
+
+
+def get_backend_device() -> str:
+    from adlab.engine.backends import get_backend
+
+    return get_backend("torch").device.type
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+def test_the_order_that_crashes_is_the_one_guarded_against():
+    """The hazard itself, so that the guard below is not guarding against nothing."""
+    crashed = _run("import tensorflow\nimport triton\n")
+    assert crashed.returncode == -11  # SIGSEGV
+    assert _run("import triton\nimport tensorflow\n").returncode == 0
+
+
+def test_adlabs_backends_load_triton_before_tensorflow_can_come():
+    """Loading the PyTorch backend imports Triton, so the user's TensorFlow may follow and
+    torch.compile still runs; without a GPU its "No CUDA runtime" warning stays quiet."""
+    code = """
+import sys
+import adlab
+from adlab.engine.backends import get_backend
+get_backend("torch")
+assert "triton" in sys.modules and "tensorflow" not in sys.modules
+import tensorflow  # the user's own, after
+m = adlab.load_model("rosenbrock")
+p = adlab.prepare(m, *m.setup(3), backend="torch", jit=True)
+print("compiled", p.jit)
+"""
+    out = _run(code)
+    assert out.returncode == 0 and "compiled True" in out.stdout, out.stderr[-2000:]
+    if get_backend_device() == "cpu":
+        assert "No CUDA runtime is found" not in out.stderr
+
+
+def test_tensorflow_imported_first_by_the_user_refuses_torch_compile_clearly():
+    code = """
+import tensorflow  # the user's own, first
+import adlab
+m = adlab.load_model("rosenbrock")
+try:
+    adlab.prepare(m, *m.setup(3), backend="torch", jit=True)
+except RuntimeError as exc:
+    print("refused:", exc)
+print("eager:", adlab.derivative(m, *m.setup(3), backend="torch").shape)
+"""
+    out = _run(code)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused: PyTorch's compiler (jit=True) would load Triton after TensorFlow" in out.stdout
+    assert "import adlab before TensorFlow" in out.stdout and "jit=False" in out.stdout
+    assert "eager: (3,)" in out.stdout  # eager PyTorch needs no Triton and still runs
