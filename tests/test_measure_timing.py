@@ -214,17 +214,21 @@ def test_dispatch_floor_is_a_positive_time():
 
 # ------------------------------------------------------------ interleaving
 def test_interleaved_repeats_take_turns():
-    """After each callable's warm-up and autorange, repeats go round robin: a change of
-    load during them hits every callable alike."""
-    log: list[str] = []
-    watches = [Stopwatch(lambda k=k: log.append(k), target_s=1e-4) for k in "abc"]
-    for w in watches:
+    """After each callable's warm-up and autorange, repeats go in rounds, one of each
+    callable per round: a change of load during them hits every callable alike. Each
+    round's order is new, so no callable always follows the same neighbour."""
+    order: list[str] = []
+    watches = [Stopwatch(lambda: None, target_s=1e-4) for _ in "abc"]
+    for k, w in zip("abc", watches, strict=True):
         w.start()
-    log.clear()
-    interleave(watches, repeats=4)
-    blocks = [k for i, k in enumerate(log) if i == 0 or log[i - 1] != k]  # one per repeat
-    assert blocks == list("abc") * 3  # autorange's trial was the first repeat of each
-    assert [len(w.samples) for w in watches] == [4, 4, 4]
+        w.repeat = lambda w=w, k=k, take=w.repeat: (order.append(k), take())[1]
+    interleave(watches, repeats=9)
+    rounds = [order[i : i + 3] for i in range(0, len(order), 3)]
+    assert len(rounds) == 8  # autorange's trial was the first repeat of each
+    assert all(sorted(r) == list("abc") for r in rounds)
+    before = {k: {r[r.index(k) - 1] for r in rounds if r.index(k) > 0} for k in "abc"}
+    assert all(len(b) == 2 for b in before.values()), before
+    assert [len(w.samples) for w in watches] == [9, 9, 9]
 
 
 def test_a_budget_stops_one_callable_and_the_others_go_on():
