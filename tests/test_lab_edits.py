@@ -7,6 +7,7 @@ from _lab_helpers import FAST
 
 import adlab
 from adlab.catalog import source_of
+from adlab.lab.state import LabState  # a reopen that only reads the state: no view to build
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +34,7 @@ def test_an_edit_survives_a_new_lab_and_reset_forgets_it(tmp_path):
     again.reset_button.click()
     assert again.source == original and again.editor.value == original
     assert not saved.exists()
-    assert adlab.Lab(**FAST).source == original
+    assert LabState(**FAST).source == original
 
 
 def test_a_broken_edit_is_saved_too_and_the_original_runs_meanwhile(tmp_path):
@@ -69,7 +70,7 @@ def test_own_source_is_edited_and_saved_under_its_own_name(tmp_path):
     lab.set_source(text.replace("x**3", "x**4"))
     saved = list((tmp_path / ".adlab").glob("custom-*.py"))
     assert len(saved) == 1 and "x**4" in saved[0].read_text()
-    assert "x**4" in adlab.Lab(text, **FAST).source  # the same cell, run again
+    assert "x**4" in LabState(text, **FAST).source  # the same cell, run again
 
 
 def test_export_writes_csv_and_json(tmp_path):
@@ -95,5 +96,5 @@ def test_a_model_with_changed_settings_keeps_them_in_the_editor():
     lab.editor.value = lab.editor.value.replace("N2 = 3", "N2 = 4")
     assert lab.error is None and lab.model.settings == {"N1": 8, "N2": 4}
     # the catalog model itself is not touched, and the plain one opens as the catalog's
-    assert adlab.Lab("mlp_batched", **FAST).model.settings == {"N1": 1000, "N2": 20}
-    assert adlab.Lab(adlab.load_model("mlp_batched"), **FAST).source == source_of("mlp_batched")
+    assert LabState("mlp_batched", **FAST).model.settings == {"N1": 1000, "N2": 20}
+    assert LabState(adlab.load_model("mlp_batched"), **FAST).source == source_of("mlp_batched")
