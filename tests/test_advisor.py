@@ -16,6 +16,7 @@ from _lab_helpers import FAST
 import adlab
 from adlab import Advice, Record
 from adlab.cli import main
+from adlab.lab.state import LabState
 from adlab.measure import advisor
 from adlab.measure.advisor import PREDICTION_SPREAD, advice_from, predict, smaller_sizes
 
@@ -187,9 +188,9 @@ def test_the_command_line_says_what_is_wrong_with_a_bad_mode(capsys):
 
 def test_the_lab_states_the_verdict_at_the_sliders_n(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # saved edits go to tmp_path/.adlab
-    lab = adlab.Lab(n=10, modes=["forward", "reverse"], steps=False, **FAST)
-    lab.run_button.click()
-    assert lab.wait(timeout=120)
+    # the verdict is the state's (the Run button's path is test_lab_run's): no view to build
+    lab = LabState(n=10, modes=["forward", "reverse"], steps=False, **FAST)
+    lab.run(wait=True, timeout=120)
     verdict = advice_from(lab.results, 10, MODEL).describe()
     assert "n = 10 on normal_logpdf" in verdict
     assert lab.status.startswith("Done") and verdict in lab.status
