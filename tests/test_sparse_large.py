@@ -133,7 +133,8 @@ def test_the_passes_run_the_way_timed_faster_with_the_same_values(faster, monkey
     """Timing picks all colors batched or one color after another; both give the Jacobian.
     The clock is replaced (a test never asserts wall-clock times): the chosen way is the
     one whose calls read shorter."""
-    m, args = ba()
+    m = adlab.load_model("bvp_residual")
+    args = m.setup(12)
     dense = adlab.derivative(m, *args, mode="forward")
     calls = []
 
@@ -151,7 +152,8 @@ def test_the_passes_run_the_way_timed_faster_with_the_same_values(faster, monkey
 
 def test_a_quick_derivative_is_not_tuned(monkeypatch):
     """Below TUNE_MIN_S a call is too cheap for a second compile to pay off."""
-    m, args = ba()
+    m = adlab.load_model("bvp_residual")
+    args = m.setup(12)
     monkeypatch.setattr(sparse, "_seconds", lambda p: sparse.TUNE_MIN_S / 2)
     p = adlab.prepare(m, *args, mode="forward", sparse=True)
     assert p.at_once == p.colors
