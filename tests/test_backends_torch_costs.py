@@ -85,3 +85,19 @@ def test_a_count_past_its_time_limit_is_given_up():
 
     assert count_flops(two_products, a, limit_s=None)["flops"] == 2 * (2 * 4 * 4 * 4)
     assert count_flops(two_products, a, limit_s=0.0) is None  # the second op is past it
+
+
+def test_a_model_with_no_matrix_product_is_not_counted_not_free():
+    """normal_logpdf is elementwise: FlopCounterMode counts nothing it knows. The record
+    says so (flops None, the counter's reason), and the report reads "not counted", not 0."""
+    from adlab.engine.backends._torch_flops import NOT_COUNTED
+    from adlab.report import format_records
+
+    m = adlab.load_model("normal_logpdf")
+    records = list(adlab.bench(m, [N], ["reverse(torch)"], reference=None, repeats=3,
+                               target_s=0.002))  # fmt: skip
+    grad = next(r for r in records if r.label == "reverse(torch)")
+    assert grad.flops is None and grad.flops_ratio is None
+    assert grad.flops_counter == NOT_COUNTED and "not counted" in NOT_COUNTED
+    row = next(line for line in format_records([grad]).splitlines() if "reverse(torch)" in line)
+    assert "not counted" in row

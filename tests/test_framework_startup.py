@@ -65,3 +65,36 @@ print("eager:", adlab.derivative(m, *m.setup(3), backend="torch").shape)
     assert "refused: PyTorch's compiler (jit=True) would load Triton after TensorFlow" in out.stdout
     assert "import adlab before TensorFlow" in out.stdout and "jit=False" in out.stdout
     assert "eager: (3,)" in out.stdout  # eager PyTorch needs no Triton and still runs
+
+
+def test_tensorflows_numpy_behaviour_stays_inside_adlabs_calls():
+    """A model needs TensorFlow's NumPy promotion (float32 data minus a float64 array);
+    the user's own TensorFlow code, before and after, keeps TensorFlow's own rules."""
+    code = """
+import adlab
+import tensorflow as tf
+
+def mixed():
+    try:
+        return str((tf.constant(1.0, tf.float32) + tf.constant(1.0, tf.float64)).dtype)
+    except Exception as exc:
+        return type(exc).__name__
+
+before = mixed()
+m = adlab.Model.from_source('''
+def setup(n, rng):
+    return rng.normal(size=n), rng.normal(size=n)
+
+def f(x, d):
+    return np.sum((x - np.asarray(d, dtype=np.float64)) ** 2)
+''')
+x, d = m.setup(3)
+g = adlab.derivative(m, x, d, backend="tensorflow", precision="float32")
+print(before, mixed(), g.dtype, abs(g - 2 * (x - d)).max() < 1e-5)
+"""
+    out = _run(code)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # the model promoted (float32 - float64 ran) inside adlab, its gradient in x's float32;
+    # outside, before and after, TensorFlow refuses
+    assert out.stdout.split()[-4:] == ["InvalidArgumentError", "InvalidArgumentError",
+                                       "float32", "True"]  # fmt: skip

@@ -75,6 +75,14 @@ def _interval(r: Record) -> str:
     return f"{seconds(r.median_lo_s)} - {seconds(r.median_hi_s)}"
 
 
+def _flops(r: Record) -> str:
+    """The count; "not counted" where a counter ran and counted nothing it knows (PyTorch's,
+    on a model with no matrix product): a 0 there would read as free."""
+    if r.flops is not None:
+        return f"{r.flops:.3g}"
+    return "not counted" if r.flops_counter else "-"
+
+
 def _labels(records: Sequence[Record]) -> list[str]:
     seen: dict[str, None] = {}
     for r in records:
@@ -241,7 +249,7 @@ _LONG = (
     ("x primal", lambda r: ratio_text(r) or "-"),
     ("compile", lambda r: seconds(r.compile_s) if r.compile_s else "-"),
     ("f evals", lambda r: str(r.f_evals) if r.f_evals is not None else "-"),
-    ("flops", lambda r: f"{r.flops:.3g}" if r.flops is not None else "-"),
+    ("flops", _flops),
     ("flops x f", lambda r: f"{r.flops_ratio:.3g}" if r.flops_ratio is not None else "-"),
     ("error", lambda r: error_text(r.error)),
 )

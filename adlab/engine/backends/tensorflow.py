@@ -2,13 +2,21 @@
 or in ``tf.function(jit_compile=True)`` through XLA.
 
 ``np`` is ``tf.experimental.numpy``, TensorFlow's own NumPy API, with
-``np.linalg`` filled in from ``tf.linalg``. Loading this backend turns on
-``tnp.experimental_enable_numpy_behavior()``, which is global to the process:
-without it a tensor has no ``.reshape`` or ``.T`` and its operators do not
-promote types as NumPy's do, so ``d - g`` fails when one is float64 and the
-other float32, and every operator of complex step fails (complex x, real data).
-It slows each operator on a tensor a little, for the whole process: so it is
-turned on only when a variant first uses TensorFlow.
+``np.linalg`` filled in from ``tf.linalg``. A model needs TensorFlow's NumPy
+behaviour (``tnp.experimental_enable_numpy_behavior()``): without it a tensor
+has no ``.reshape`` or ``.T`` and its operators do not promote types as
+NumPy's do, so ``d - g`` fails when one is float64 and the other float32, and
+every operator of complex step fails (complex x, real data). TensorFlow makes
+it a switch for the whole process, with no way back, and it changes the
+user's own TensorFlow code in the same kernel (``float32 + float64`` promotes
+instead of failing; slicing follows NumPy's rules). So adlab keeps its two
+parts that change what code means, the type promotion and the slicing, on
+only inside its own calls (``numpy_behaviour``: two of TensorFlow's module
+globals, set and restored around each call; about 0.1 us). What cannot be
+contained: the NumPy methods it adds to ``tf.Tensor`` (``.T``, ``.reshape``,
+``.ravel``, ``.astype`` ...) stay for the process, from the first use of this
+backend; they only add names. Neither is thread-safe: TensorFlow code in
+another thread, during one of adlab's calls, sees NumPy's promotion.
 
 Reverse mode is ``GradientTape.gradient`` / ``.jacobian``; forward mode
 ``tf.autodiff.ForwardAccumulator``, one tangent per input; perturbed points
@@ -22,9 +30,10 @@ eager (its vectorized form traces anew on every eager call) and is vectorized
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +43,7 @@ from . import _startup
 _startup.before_tensorflow()  # Triton first (a crash otherwise), C++ log level: see there
 import tensorflow as tf  # noqa: E402
 import tensorflow.experimental.numpy as tnp  # noqa: E402
+from tensorflow.python.framework import ops as _ops  # noqa: E402 - numpy_behaviour's globals
 
 from ..args import wrt_indices  # noqa: E402
 from . import _namespace  # noqa: E402
@@ -41,7 +51,31 @@ from ._base import Backend, hit_mask, tree_map, with_arg  # noqa: E402
 from ._loops import python_loops  # noqa: E402
 from ._special import special_functions  # noqa: E402
 
-tnp.experimental_enable_numpy_behavior()  # why: see the module docstring
+_BEFORE = (_ops.get_dtype_conversion_mode(), _ops._numpy_style_slicing)
+tnp.experimental_enable_numpy_behavior()  # Tensor's NumPy methods, for the process
+_NUMPY = (_ops.get_dtype_conversion_mode(), _ops._numpy_style_slicing)
+_ops._dtype_conversion_mode, _ops._numpy_style_slicing = _BEFORE  # the rest: in our calls
+
+
+def _numpy_on() -> tuple:
+    saved = (_ops._dtype_conversion_mode, _ops._numpy_style_slicing)
+    _ops._dtype_conversion_mode, _ops._numpy_style_slicing = _NUMPY
+    return saved
+
+
+def _restore(saved: tuple) -> None:
+    _ops._dtype_conversion_mode, _ops._numpy_style_slicing = saved
+
+
+@contextlib.contextmanager
+def numpy_behaviour() -> Iterator[None]:
+    """TensorFlow's NumPy promotion and slicing on inside the block, as they were after."""
+    saved = _numpy_on()
+    try:
+        yield
+    finally:
+        _restore(saved)
+
 
 _ZERO = tf.UnconnectedGradients.ZERO  # an input f does not use has a zero derivative
 _LINALG = types.SimpleNamespace(norm=tf.norm, inv=tf.linalg.inv, det=tf.linalg.det)
@@ -150,6 +184,23 @@ class TensorflowBackend(Backend):
         return (out[0] if len(out) == 1 else tf.concat(out, axis=0)), coords
 
     # --------------------------------------------------------- the call
+    def probe(self, f: Callable, args: tuple, inputs: tuple, jit: bool, guard: Callable) -> Any:
+        with numpy_behaviour():
+            return super().probe(f, args, inputs, jit, guard)
+
+    def _bind(self, fn: Callable, rest: tuple) -> Callable:
+        """The call with NumPy's behaviour on inside it (see the module docstring)."""
+        call = super()._bind(fn, rest)
+
+        def in_numpy_behaviour(x: Any) -> Any:
+            saved = _numpy_on()
+            try:
+                return call(x)
+            finally:
+                _restore(saved)
+
+        return in_numpy_behaviour
+
     def compile(self, fn: Callable) -> Callable:
         return tf.function(fn, jit_compile=True)
 
