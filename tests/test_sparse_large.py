@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import adlab
 from adlab.engine import coloring, memory, sparse
-from adlab.engine.coloring import color_columns, color_rows, is_column_coloring
+from adlab.engine.coloring import color_columns, color_rows, is_column_coloring, recovery
 from adlab.engine.precision import precision_scope
 from adlab.engine.sparsity import jacobian_pattern
 
@@ -115,6 +115,25 @@ def test_a_large_pattern_is_colored_first_fit_as_well_as_networkx(monkeypatch):
         assert is_column_coloring(p, first_fit.colors)
         # ba's columns need as many colors as a row's nonzeros; its rows as a camera's rows
         assert first_fit.count == first_fit.lower_bound == by_graph.count
+
+
+def test_first_fit_colorings_are_valid_and_recover_every_entry(monkeypatch):
+    monkeypatch.setattr(coloring, "WORK_MAX", 0)
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        m, n = rng.integers(2, 60, 2)
+        pattern = sp.csr_array(sp.random_array((m, n), density=0.1, rng=rng) != 0)
+        coo = sp.coo_array(pattern)
+        J = rng.normal(size=(m, n)) * pattern.toarray()
+        cols, rows = color_columns(pattern), color_rows(pattern)
+        assert is_column_coloring(pattern, cols.colors) and cols.count >= cols.lower_bound
+        assert is_column_coloring(sp.csr_array(pattern.T), rows.colors)
+        a, b = recovery(pattern, cols)
+        np.testing.assert_array_equal((J @ np.eye(cols.count)[cols.colors])[a, b],
+                                      J[coo.row, coo.col])  # fmt: skip
+        a, b = recovery(pattern, rows)
+        np.testing.assert_array_equal((np.eye(rows.count)[rows.colors].T @ J)[a, b],
+                                      J[coo.row, coo.col])  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
