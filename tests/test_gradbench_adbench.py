@@ -96,9 +96,10 @@ def test_ba_dense_jacobian_reads_the_same_entries():
         assert_same_json(answer("ba", case, mode="forward"), case["output"])
 
 
-@pytest.mark.parametrize("mode", ["forward", "numeric"])
+@pytest.mark.parametrize("mode", ["forward", "reverse", "numeric"])
 def test_the_tool_answers_ba_jacobian_as_the_eval_expects(mode):
-    """The whole route: the tool's evaluate, sparse in forward mode, dense in numeric."""
+    """The whole route: the tool's evaluate, sparse in forward and reverse mode (columns,
+    rows colored), dense in numeric."""
     tool = Tool(Options(mode=mode, scheme="richardson"))
     for case in cases("ba", "jacobian"):
         message = {"id": 1, "kind": "evaluate", "module": "ba", "function": "jacobian",
