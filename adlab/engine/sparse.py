@@ -122,7 +122,7 @@ def _faster(build: Any, count: int, jit: bool) -> tuple[Any, int]:
     """(prepared, colors a pass takes at once): all colors batched (``jax.vmap``) or one
     color after another (``lax.map``), whichever runs faster here, timed.
 
-    Which is faster depends on f and the machine: on a CPU, ba's 14 JVPs take 25-33x
+    Which is faster depends on f and the machine: on a CPU, ba's 14 JVPs take 17-37x
     its primal one after another and 50-110x batched (its (p, 3) values batched 14
     times leave the cache), while bvp_residual's 3 and ht's 24 run faster batched.
     """
@@ -151,7 +151,8 @@ class SparsePrepared:
         coloring: the ``Coloring``: ``colors`` per column/row/vertex, ``count``.
         colors: the number of colors, i.e. of passes (JVPs, VJPs or HVPs).
         at_once: how many of the passes run batched at once (all of them, or one after
-            another: whichever was timed faster when prepared).
+            another: whichever was timed faster when prepared); fewer where all would
+            not fit in memory (then in chunks, one after another).
         nnz: the pattern's nonzeros.
         notes: primitives the detection took as dense (a valid, larger pattern).
         mode, scheme: "forward" / "reverse" (scheme None), or "hessian" and its composition.
