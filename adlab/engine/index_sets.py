@@ -33,7 +33,10 @@ class PatternTooLarge(memory.SizeError):
     """
 
     def __init__(self, entries: int, rows: int, limit: int) -> None:
-        super().__init__(f"a sparsity pattern of {entries:.3g} entries, more than {limit:.3g}")
+        super().__init__(
+            f"a sparsity pattern of {entries:.3g} entries, more than the "
+            f"{limit:.3g} adlab can hold: use sparse=False, or a smaller n"
+        )
         self.entries, self.rows, self.limit = entries, rows, limit
         self.where: list = []
         self.dense: str | None = None  # the primitive taken as dense, if that made it
