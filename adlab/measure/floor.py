@@ -8,8 +8,8 @@ A sweep times it at every size, its repeats taken in turn with the series',
 so that a point and the floor it is compared with saw the same load.
 
 As a sweep begins, the floor's spread over a few repeats says how noisy the
-machine is (``machine_noise``: 9 repeats of 10 ms, after the first size). A quiet
-machine spreads a few percent; one
+machine is (``machine_noise``: the repeats of the floor beside the first size,
+and a few more). A quiet machine spreads a few percent; one
 busy with other work spreads tens of percent, and then only large
 differences can be told apart: a sweep warns (``NoisyMachineWarning``).
 """
@@ -117,11 +117,17 @@ def dispatch_floor(
     return time_call(p, p.inputs, target_s=target_s).median_s
 
 
-def machine_noise(precision: str = "float64", target_s: float = TARGET_S) -> float:
-    """How noisy the machine is now: the floor's IQR / median over ``NOISE_REPEATS`` repeats
-    of ``target_s`` (10 ms, the length ``NOISE_LIMIT`` is set for: a shorter window is
-    swollen several-fold by a few ms of preemption, and its spread reads far higher)."""
-    watch = floor_watch(precision, target_s=target_s)
+def machine_noise(
+    precision: str = "float64", target_s: float = TARGET_S, watch: Stopwatch | None = None
+) -> float:
+    """How noisy the machine is now: the floor's IQR / median over ``NOISE_REPEATS`` repeats.
+
+    ``watch``: a started watch on the floor whose repeats so far count (a sweep's
+    first size, taken in turn with its points), topped up to ``NOISE_REPEATS``; the
+    floor's warm-up is then not paid twice.
+    """
+    if watch is None:
+        watch = floor_watch(precision, target_s=target_s)
     interleave([watch], NOISE_REPEATS)
     t = watch.timing()
     return t.iqr_s / t.median_s if t.median_s > 0 else 0.0

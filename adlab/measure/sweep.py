@@ -10,13 +10,15 @@ as soon as it is done, so a UI can plot them live; a point predicted to take
 longer than its budget is yielded as skipped, with the reason, instead of
 being run.
 
-After the first size, the machine's noise is measured (``floor.machine_noise``: the
-spread of the floor over ``floor.NOISE_REPEATS`` repeats of ``time_call``'s 10 ms)
-into each record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarning``
-before the first record. Not from the 2 ms repeats of the floor beside the points:
-a few milliseconds of preemption swell a 2 ms window several-fold, so on a busy
-machine their spread read 3 to 9 where 10 ms windows read 0.03 to 0.4 (load 6 on 2
-cores), and ``NOISE_LIMIT`` and the findings' margins are set for 10 ms windows.
+With the first size, the machine's noise is measured (``floor.machine_noise``: the
+spread of the floor's repeats beside it, topped up to ``floor.NOISE_REPEATS``, rather
+than a separate warmed-up floor before it, which delayed the first record) into each
+record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarning`` before the
+first record. The noise is that of the sweep's own repeats (2 ms), the margin that
+records of two sweeps are compared with: a busy machine's preemption swells a 2 ms
+window several-fold, so it reads far higher than at ``time_call``'s 10 ms (3 to 9
+against 0.03 to 0.4 at load 6 on 2 cores), and taken at 10 ms the margin was too
+small: an A/A test of two sweeps found 4 significant crossovers in 9 runs at load 4.
 """
 
 from __future__ import annotations
@@ -211,11 +213,13 @@ class _Run:
         for n in self.sizes:
             yield from self._size(n)
 
-    def _check_noise(self) -> None:
-        """How noisy the machine is, from JAX's floor at 10 ms a repeat (see the module
-        docstring), into every record's ``env["noise"]`` before the first record is made."""
+    def _check_noise(self, floors: dict[tuple, Stopwatch]) -> None:
+        """How noisy the machine is, from JAX's floor beside the first size (topped up
+        to ``NOISE_REPEATS``; measured alone where the size has none), into every
+        record's ``env["noise"]`` before the first record is made."""
         precision = self.series[0][2].precision if self.series else "float64"
-        self._noise = machine_noise(precision)
+        watch = floors.get((precision, False, "jax"))
+        self._noise = machine_noise(precision, self.target_s, watch=watch)
         for env in self._env.values():
             env["noise"] = self._noise
         if self.warn and self._noise > NOISE_LIMIT:
@@ -249,8 +253,8 @@ class _Run:
                   for key in dict.fromkeys(wanted)}  # fmt: skip
         interleave([*floors.values(), *(p.watch for p in live)], self.repeats, self.interval_width)
         floor_t = {key: w.timing() for key, w in floors.items()}
-        if self._noise is None:  # after the first size, before its records
-            self._check_noise()
+        if self._noise is None:  # the first size: its floor's repeats say how noisy
+            self._check_noise(floors)
         for p in points:
             p.record = self._finish(p, floor_t.get((p.v.precision, False, p.v.backend)),
                                     floor_t.get((p.v.precision, True, p.v.backend)))  # fmt: skip
