@@ -1,12 +1,16 @@
-"""PyTorch and TensorFlow in one process (``backends._startup``), each case in a fresh
-subprocess: Triton loaded after TensorFlow crashes the process (a segmentation fault)."""
+"""PyTorch and TensorFlow in one process (``backends._startup``), the import order in fresh
+subprocesses (Triton loaded after TensorFlow crashes the process: a segmentation fault);
+TensorFlow's NumPy behaviour kept inside adlab's calls, and there only where needed."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import adlab
 
 pytestmark = pytest.mark.filterwarnings("ignore::adlab.NoisyMachineWarning")
 
@@ -98,3 +102,29 @@ print(before, mixed(), g.dtype, abs(g - 2 * (x - d)).max() < 1e-5)
     # outside, before and after, TensorFlow refuses
     assert out.stdout.split()[-4:] == ["InvalidArgumentError", "InvalidArgumentError",
                                        "float32", "True"]  # fmt: skip
+
+
+def test_tensorflow_runs_a_model_in_its_own_rules_when_it_can(monkeypatch):
+    """NumPy's promotion costs TensorFlow a Python call per operator: a model that runs in
+    TensorFlow's own rules runs there; one that needs NumPy's (float32 data minus a float64
+    array) gets it from its first failure on, with the same answer as JAX."""
+    import adlab.engine.backends.tensorflow as tfb
+
+    plain = adlab.load_model("normal_logpdf")
+    theta, data = plain.setup(5)
+    p = adlab.prepare(plain, theta, data, backend="tensorflow")
+    turned_on = []  # from here: the calls (prepare's probe of f runs in NumPy's behaviour)
+    real = tfb._numpy_on
+    monkeypatch.setattr(tfb, "_numpy_on", lambda: turned_on.append(1) or real())
+    for _ in range(2):
+        assert np.allclose(p._impl.to_numpy(p(p.inputs[0])), adlab.derivative(plain, theta, data))
+    assert turned_on == []
+    mixed = adlab.Model.from_source(
+        "def setup(n, rng):\n    return rng.normal(size=n), rng.normal(size=n)\n\n"
+        "def f(x, d):\n    return np.sum((x - np.asarray(d, dtype=np.float64)) ** 2)\n"
+    )
+    x, d = mixed.setup(3)
+    p = adlab.prepare(mixed, x, d, backend="tensorflow", precision="float32")
+    for _ in range(2):
+        assert np.allclose(p._impl.to_numpy(p(p.inputs[0])), 2 * (x - d), atol=1e-5)
+    assert len(turned_on) >= 2  # every call of this one, once it failed in TF's rules

@@ -12,7 +12,9 @@ user's own TensorFlow code in the same kernel (``float32 + float64`` promotes
 instead of failing; slicing follows NumPy's rules). So adlab keeps its two
 parts that change what code means, the type promotion and the slicing, on
 only inside its own calls (``numpy_behaviour``: two of TensorFlow's module
-globals, set and restored around each call; about 0.1 us). What cannot be
+globals, set and restored around each call; about 0.1 us), and only for a
+model that does not run under TensorFlow's own rules (``_bind``: NumPy's
+promotion costs each operator a Python call). What cannot be
 contained: the NumPy methods it adds to ``tf.Tensor`` (``.T``, ``.reshape``,
 ``.ravel``, ``.astype`` ...) stay for the process, from the first use of this
 backend; they only add names. Neither is thread-safe: TensorFlow code in
@@ -63,6 +65,12 @@ def _numpy_on() -> tuple:
     return saved
 
 
+def _own_on() -> tuple:
+    saved = (_ops._dtype_conversion_mode, _ops._numpy_style_slicing)
+    _ops._dtype_conversion_mode, _ops._numpy_style_slicing = _BEFORE
+    return saved
+
+
 def _restore(saved: tuple) -> None:
     _ops._dtype_conversion_mode, _ops._numpy_style_slicing = saved
 
@@ -74,8 +82,7 @@ def own_rules() -> Iterator[None]:
     Python result_type per operator (``normal_logpdf``'s eager gradient at n = 10: 1.33x the
     one in TensorFlow's rules with NumPy's on throughout, 1.20x with the backward pass in
     TensorFlow's rules; the rest is the forward pass's promotion)."""
-    saved = (_ops._dtype_conversion_mode, _ops._numpy_style_slicing)
-    _ops._dtype_conversion_mode, _ops._numpy_style_slicing = _BEFORE
+    saved = _own_on()
     try:
         yield
     finally:
@@ -205,17 +212,35 @@ class TensorflowBackend(Backend):
             return super().probe(f, args, inputs, jit, guard)
 
     def _bind(self, fn: Callable, rest: tuple) -> Callable:
-        """The call with NumPy's behaviour on inside it (see the module docstring)."""
-        call = super()._bind(fn, rest)
+        """The call in TensorFlow's own rules while the model runs under them, else (from
+        its first failure on, retried at once) with NumPy's behaviour on inside it.
 
-        def in_numpy_behaviour(x: Any) -> Any:
+        NumPy's promotion costs a Python ``result_type`` per operator (``normal_logpdf``'s
+        eager gradient: 1.2-1.3x the same one in TensorFlow's rules). A model that runs
+        under TensorFlow's rules computes the same there: they refuse (int tensor times
+        0.5, float32 minus float64, a boolean mask, complex step's complex x meeting real
+        data) rather than promote; a NumPy scalar meeting a tensor takes the tensor's
+        dtype. The one failed try falls in the first call (the compile's, under jit).
+        """
+        call = super()._bind(fn, rest)
+        numpy = [False]  # this program needs NumPy's behaviour: learned once, kept
+
+        def run(x: Any) -> Any:
+            if not numpy[0]:
+                saved = _own_on()
+                try:
+                    return call(x)
+                except Exception:
+                    numpy[0] = True
+                finally:
+                    _restore(saved)
             saved = _numpy_on()
             try:
                 return call(x)
             finally:
                 _restore(saved)
 
-        return in_numpy_behaviour
+        return run
 
     def compile(self, fn: Callable) -> Callable:
         return tf.function(fn, jit_compile=True)
