@@ -17,7 +17,7 @@ reported apart. The Lab's first point is timed the same way, cold and warm, in a
 fresh process: its state with its defaults, from ``run()`` until the first record
 is applied.
 
-A point takes at least 5 repeats of about 2 ms, more (to 15) until its median's
+A point takes at least 5 repeats of about 5 ms, more (to 15) until its median's
 interval is within 10% (``adlab.measure.intervals``); the table says how many it took.
 
 Where the time goes, per run (seconds, each counted once, in the outermost

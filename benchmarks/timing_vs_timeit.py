@@ -11,7 +11,7 @@ and a plain ``jax.jit`` function, each round times the same callable with:
   often sees none; a 0.2 s window always sees some);
 - the sweep's own record for that point: ``adlab.bench`` at that one n and mode,
   whose repeats are interleaved with the primal's and the dispatch floor's (repeats
-  of ~2 ms, at least 5, until the median's interval is within 10%: the stopping rule
+  of ~5 ms, at least 5, until the median's interval is within 10%: the stopping rule
   of ``adlab.measure.intervals``).
 
 The timers take turns within each round, so a busy machine disturbs them alike.

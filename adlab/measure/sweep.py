@@ -14,11 +14,11 @@ With the first size, the machine's noise is measured (``floor.machine_noise``: t
 spread of the floor's repeats beside it, topped up to ``floor.NOISE_REPEATS``, rather
 than a separate warmed-up floor before it, which delayed the first record) into each
 record's ``env["noise"]``; a noisy machine gets a ``NoisyMachineWarning`` before the
-first record. The noise is that of the sweep's own repeats (2 ms), the margin that
-records of two sweeps are compared with: a busy machine's preemption swells a 2 ms
+first record. The noise is that of the sweep's own repeats (``TARGET_S``), the margin
+that records of two sweeps are compared with: a busy machine's preemption swells a short
 window several-fold, so it reads far higher than at ``time_call``'s 10 ms (3 to 9
-against 0.03 to 0.4 at load 6 on 2 cores), and taken at 10 ms the margin was too
-small: an A/A test of two sweeps found 4 significant crossovers in 9 runs at load 4.
+against 0.03 to 0.4 at load 6 on 2 cores, at 2 ms), and taken at 10 ms the margin was
+too small: an A/A test of two sweeps found 4 significant crossovers in 9 runs at load 4.
 """
 
 from __future__ import annotations
@@ -76,9 +76,13 @@ def default_modes(backend: str | None = None) -> tuple[str, ...]:
 
 #: default seconds one point may take, compile included
 BUDGET_S = 2.0
-#: seconds per repeat in a sweep: a fifth of ``time_call``'s, since a sweep's repeats
-#: go on where they scatter (``interval_width``) instead of being long to begin with
-TARGET_S = 0.002
+#: seconds per repeat in a sweep: half of ``time_call``'s, since a sweep's repeats go on
+#: where they scatter (``interval_width``) instead of being long to begin with. Not
+#: shorter: at 2 ms the warm default sweep took 2.0-3.2 s, but an A/A test of two
+#: sweeps (benchmarks/findings_aa.py) found 3 significant crossovers in 3 runs on a
+#: quiet machine, all at one n (a burst spanning a size's whole round robin); at 5 ms
+#: none in 6 runs, warm sweep 4.5-4.8 s (load 1.5)
+TARGET_S = 0.005
 __all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "REFERENCES",
            "Sweep", "bench", "dispatch_floor"]  # fmt: skip
 
