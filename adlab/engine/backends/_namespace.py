@@ -23,6 +23,8 @@ from typing import Any
 
 #: NumPy's functions that make new float arrays: their default dtype is the precision's
 CREATORS = ("linspace", "zeros", "ones", "empty", "eye", "identity", "full")
+#: where NumPy's signature takes ``dtype`` by position (``np.zeros(3, int)``)
+DTYPE_AT = {"linspace": 5, "zeros": 1, "ones": 1, "empty": 1, "eye": 3, "identity": 1, "full": 2}
 
 
 def float32_defaults(precision: str) -> dict[str, Any]:
@@ -84,8 +86,22 @@ def build(
     for name in creators:
         fn = names.get(name)
         if fn is not None and creator_defaults:
-            names[name] = functools.partial(fn, **creator_defaults)
+            names[name] = _defaulted(fn, creator_defaults, DTYPE_AT[name])
     return Namespace(framework, base, names)
+
+
+def _defaulted(fn: Callable, defaults: Mapping[str, Any], dtype_at: int) -> Callable:
+    """``fn`` with ``defaults`` for what the call does not give. Without a dtype default,
+    a C partial; with one, a dtype the model gives by position wins over it."""
+    if "dtype" not in defaults:
+        return functools.partial(fn, **defaults)
+
+    @functools.wraps(fn)
+    def make(*args: Any, **kwargs: Any) -> Any:
+        given = kwargs.keys() | ({"dtype"} if len(args) > dtype_at else set())
+        return fn(*args, **{k: v for k, v in defaults.items() if k not in given}, **kwargs)
+
+    return make
 
 
 def loop_map(stack: Callable) -> Callable:
