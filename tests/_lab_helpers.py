@@ -22,5 +22,9 @@ def measured(lab) -> dict[str, list[int]]:
     return out
 
 
-def same_float(a: float, b: float) -> bool:
+def same_float(a: float, b: float | None) -> bool:
+    """``a`` from a plot column, ``b`` from a record: a record's None (a ratio at the
+    floor, say) is drawn as NaN, a gap (``plots.rows``)."""
+    if b is None:
+        return math.isnan(a)
     return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
