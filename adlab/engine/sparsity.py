@@ -267,11 +267,10 @@ def _same(a: sp.csr_array | None, b: sp.csr_array | None) -> bool:
 
 def refusal(too_large: PatternTooLarge, files: frozenset[str], kind: str) -> str:
     """What to tell a user whose f makes a pattern too large to hold, naming their line."""
-    from .modes.complex_step import _user_line  # the one home of "which line made eqn"
-    from .userline import source_line
+    from .userline import eqn_line, source_line
 
     # an equation inside a library's jit carries frames up to that jit only
-    found = next(filter(None, (_user_line(eqn, files) for eqn in too_large.where)), None)
+    found = next(filter(None, (eqn_line(eqn, files) for eqn in too_large.where)), None)
     code = source_line(*found) if found else None
     at = f"line {found[1]}" + (f" (`{code.strip()}`)" if code else "") if found else "f"
     n = too_large.entries / max(too_large.rows, 1)

@@ -114,6 +114,22 @@ def _user_frame(exc: BaseException, files: frozenset[str]) -> types.TracebackTyp
 _WHERE = re.compile(r" \(in (?:(?! \(in ).)*\)$", re.MULTILINE)  # the last " (in ...)"
 
 
+def eqn_frames(eqn) -> tuple:
+    """The traceback JAX recorded for a jaxpr equation (empty where JAX keeps none)."""
+    try:
+        return eqn.source_info.traceback.frames
+    except AttributeError:  # pragma: no cover - JAX internals moved
+        return ()
+
+
+def eqn_line(eqn, files) -> tuple[str, int] | None:
+    """(file, line) of the model's line that made a jaxpr equation, or None."""
+    for frame in eqn_frames(eqn):
+        if frame.file_name in files:
+            return frame.file_name, frame.line_num
+    return None
+
+
 def without_where(text: str) -> str:
     """A message from ``translate`` without its "(in f, mode 'reverse', n=10)" part, so
     that one mistake met at many points reads as one."""

@@ -33,7 +33,7 @@ from ..backends._real_part import under_complex_step
 from ..index_sets import inexact
 from ..jaxpr import equations_within
 from ..precision import COMPLEX
-from ..userline import source_line
+from ..userline import eqn_frames, eqn_line, source_line
 from ._perturb import to_jacobian
 from ._registry import Built, Spec, Stepping, pick, register
 
@@ -60,24 +60,10 @@ SPELLINGS = {
 }  # fmt: skip
 
 
-def _frames(eqn):
-    try:
-        return eqn.source_info.traceback.frames
-    except AttributeError:  # pragma: no cover - JAX internals moved
-        return ()
-
-
-def _user_line(eqn, files) -> tuple[str, int] | None:
-    for frame in _frames(eqn):
-        if frame.file_name in files:
-            return frame.file_name, frame.line_num
-    return None
-
-
 def _library_calls(eqns, files) -> list[str]:
     """Names of the functions between the primitive and the user's line, nearest the user first."""
     names = []
-    for frame in (fr for e in eqns for fr in _frames(e)):
+    for frame in (fr for e in eqns for fr in eqn_frames(e)):
         if frame.file_name in files:
             break
         names.append(frame.function_name.rsplit(".", 1)[-1])
@@ -151,7 +137,7 @@ def _first_harmful(jaxpr):
         if eqn.primitive.name not in NON_ANALYTIC or not _complex_in(eqn):
             continue
         if any(_real_part.is_rule(fr.file_name, fr.function_name)
-               for e in (eqn, *outer) for fr in _frames(e)):  # fmt: skip
+               for e in (eqn, *outer) for fr in eqn_frames(e)):  # fmt: skip
             continue  # the real-part rule's own comparisons and shifts: exact by design
         home = _home(jaxpr, eqn, outer)
         if id(home) not in live:
@@ -192,7 +178,7 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
     eqns = (eqn, *reversed(outer))  # inside a jitted library call the user's line is the call
     name = "complex" if own else eqn.primitive.name
     for e in eqns:
-        where = _user_line(e, files)
+        where = eqn_line(e, files)
         if where:
             return name, where, eqns
     return name, None, eqns
