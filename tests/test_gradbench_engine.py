@@ -12,6 +12,7 @@ import jax
 import numpy as np
 import pytest
 from _engine_hand import METHODS, error, tolerance
+from _frameworks import available
 
 import adlab
 from adlab.engine.jaxpr import equations
@@ -75,13 +76,6 @@ SCAN_PLAIN = SCAN.replace("LOOP", "python_scan(body, (x, 0), A)").replace(
 )
 
 
-def _available(backend: str) -> None:
-    try:
-        adlab.engine.backends.get_backend(backend)
-    except Exception as exc:  # a framework not installed here
-        pytest.skip(f"{backend}: {exc}")
-
-
 @functools.cache
 def _model(text: str, **settings) -> adlab.Model:
     return adlab.Model.from_source(text, "loop", **settings)
@@ -110,7 +104,7 @@ METHODS_ALL = [*METHODS, ("complex-step", "central")]
                          ids=["fori_loop", "scan"])  # fmt: skip
 def test_loops_give_the_plain_loops_derivative(backend, text, plain):
     """Every mode the backend has, against JAX's reverse mode of the unrolled Python loop."""
-    _available(backend)
+    available(backend)
     m, ref_model = _model(text), _model(plain)
     args = m.setup(3)
     ref = adlab.derivative(ref_model, *args, mode="reverse")
@@ -268,7 +262,7 @@ LOGADDEXP = LSE.replace(
 def test_log_sum_exp_is_exact_under_complex_step(backend, x):
     """The max shift compares real parts and carries the imaginary part: exact, whether the
     maximum is unique or tied; np.logaddexp likewise."""
-    _available(backend)
+    available(backend)
     x = np.asarray(x)
     for text in (LSE, LOGADDEXP):
         m = adlab.Model.from_source(text, "lse")

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import scipy.special
 from _engine_hand import error
+from _frameworks import available
 
 import adlab
 from adlab.engine.backends import _real_part
@@ -55,13 +56,6 @@ WRITTEN = LSE.replace("BODY", "np.max(x) + np.log(np.sum(np.exp(x - np.max(x))))
 ROWS = LSE.replace("BODY", "logsumexp(np.reshape(x, (2, -1)) * np.array([[1.0], [2.0]]), axis=1)")
 
 
-def _available(backend: str) -> None:
-    try:
-        adlab.engine.backends.get_backend(backend)
-    except Exception as exc:  # a framework not installed here
-        pytest.skip(f"{backend}: {exc}")
-
-
 @functools.cache
 def _model(text: str, **settings) -> adlab.Model:
     return adlab.Model.from_source(text, "lse", **settings)
@@ -76,7 +70,7 @@ def _softmax(x):
 @pytest.mark.parametrize(("axis", "keep"), [("None", False), ("0", False), ("1", True),
                                             ("-1", False), ("(0, 1)", True)])  # fmt: skip
 def test_the_value_is_scipys(backend, axis, keep):
-    _available(backend)
+    available(backend)
     m = adlab.Model.from_source(REDUCE.replace("AXIS", axis).replace("KEEP", str(keep)))
     (x,) = m.setup(12)
     x[5] = 700.0  # exp(700) is near overflow: the shift must keep it finite
@@ -89,7 +83,7 @@ def test_the_value_is_scipys(backend, axis, keep):
 def test_all_minus_infinity_is_minus_infinity(backend):
     """SciPy's answer where every term is exp(-inf) = 0, under complex step too (the
     shift of an all -inf row would make inf - inf)."""
-    _available(backend)
+    available(backend)
     m = _model(LSE.replace("BODY", "logsumexp(np.reshape(x, (2, -1)), axis=1)"))
     x = np.array([-np.inf, -np.inf, 0.5, 0.1])
     value = adlab.derivative(m, x, mode="primal", backend=backend)
@@ -107,7 +101,7 @@ def test_all_minus_infinity_is_minus_infinity(backend):
 def test_complex_step_is_exact(backend, x):
     """The shift comes from the real parts, held constant: Im f(x + ih)/h is the reverse
     gradient to rounding, whether the maximum is unique or tied; and the softmax."""
-    _available(backend)
+    available(backend)
     x = np.asarray(x)
     for text in (PROVIDED, ROWS):
         m = _model(text)
@@ -123,7 +117,7 @@ def test_complex_step_is_exact(backend, x):
 
 @pytest.mark.parametrize("backend", FRAMEWORKS)
 def test_every_mode_gives_the_softmax(backend):
-    _available(backend)
+    available(backend)
     impl = adlab.engine.backends.get_backend(backend)
     m = _model(PROVIDED)
     (x,) = m.setup(7)
@@ -174,7 +168,7 @@ def test_hessian_and_hvp_on_jax(mode):
 
 @pytest.mark.parametrize("backend", ["torch", "tensorflow", "autograd"])
 def test_hessian_on_other_frameworks(backend):
-    _available(backend)
+    available(backend)
     m = _model(PROVIDED)
     (x,) = m.setup(5)
     p = _softmax(x)
@@ -214,7 +208,7 @@ def test_the_gradient_does_not_differentiate_the_shift():
     ("logsumexp([x, x])", "logsumexp takes an array, got list"),
 ])  # fmt: skip
 def test_a_bad_call_names_the_line(backend, call, words):
-    _available(backend)
+    available(backend)
     m = adlab.Model.from_source(LSE.replace("BODY", call))
     with pytest.raises(adlab.ModelError) as info:
         adlab.derivative(m, *m.setup(4), mode="numeric", backend=backend)
