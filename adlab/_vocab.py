@@ -77,7 +77,7 @@ class Timing:
         compile_s: trace + lower + compile seconds (0.0 when nothing is compiled).
         first_call_s: the untimed warm-up call, for the curious.
         min_s, median_s, iqr_s: per-call seconds over ``repeats`` repeats.
-        loops: calls per repeat, chosen by ``timeit.Timer.autorange``.
+        loops: calls per repeat, chosen so that a repeat lasts about its target.
         repeats: number of repeats.
         unstable: True when the spread (IQR / median) is large.
         median_lo_s, median_hi_s: a 95% bootstrap interval of the median, from the

@@ -12,7 +12,7 @@ at n = 1 to 1000 with the default modes. Then:
   passes of f, reverse a few). It must be found, once (as significant), in
   every sweep, at an n that moves by less than 4x between sweeps.
 
-    python benchmarks/findings_aa.py [--runs 3] [--repeats 5] [--fixed]
+    python benchmarks/findings_aa.py [--runs 3] [--repeats 5] [--fixed] [--target-s 0.005]
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import adlab
 from adlab.measure.findings import series_times
 from adlab.measure.floor import NoisyMachineWarning
 from adlab.measure.intervals import INTERVAL_WIDTH, MAX_REPEATS
+from adlab.measure.sweep import TARGET_S
 
 MODEL = "normal_logpdf"
 AGAIN = " (again)"
@@ -41,11 +42,12 @@ def median_crossings(ta: dict[int, float], tb: dict[int, float]) -> int:
     return sum(1 for x, y in zip(signs, signs[1:], strict=False) if x != y)
 
 
-def sweep(repeats: int, width: float | None) -> list[adlab.Record]:
+def sweep(repeats: int, width: float | None, target_s: float) -> list[adlab.Record]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoisyMachineWarning)  # the noise is in the table
         return list(adlab.bench(MODEL, adlab.measure.DEFAULT_SIZES, repeats=repeats,
-                                interval_width=width, reference=None))  # fmt: skip
+                                interval_width=width, reference=None,
+                                target_s=target_s))  # fmt: skip
 
 
 def aa(first: list[adlab.Record], second: list[adlab.Record]) -> tuple[int, int, list[str]]:
@@ -72,13 +74,16 @@ def main() -> None:
                     help="the fewest repeats per point")  # fmt: skip
     ap.add_argument("--fixed", action="store_true",
                     help="exactly --repeats per point (no stopping rule)")  # fmt: skip
+    ap.add_argument("--target-s", type=float, default=TARGET_S,
+                    help=f"seconds per repeat (default {TARGET_S:g}, a sweep's)")  # fmt: skip
     args = ap.parse_args()
     width = None if args.fixed else INTERVAL_WIDTH
     rule = ("exactly" if args.fixed else
             f"until the median's interval is within {INTERVAL_WIDTH:.0%}, at least")  # fmt: skip
     env = adlab.environment()
     print(f"# {MODEL}, n = {', '.join(map(str, adlab.measure.DEFAULT_SIZES))}, modes "
-          f"{', '.join(adlab.measure.DEFAULT_MODES)}; repeats {rule} {args.repeats} "
+          f"{', '.join(adlab.measure.DEFAULT_MODES)}; repeats of {args.target_s * 1e3:g} ms, "
+          f"{rule} {args.repeats} "
           f"(at most {MAX_REPEATS}); "
           f"{env['device']} ({env['cpu']}, {env['cpus_usable']} CPUs)")  # fmt: skip
     print(
@@ -89,7 +94,7 @@ def main() -> None:
     total_aa, total_raw, found_n, once = 0, 0, [], True
     for run in range(1, args.runs + 1):
         t0 = time.perf_counter()
-        first, second = sweep(args.repeats, width), sweep(args.repeats, width)
+        first, second = (sweep(args.repeats, width, args.target_s) for _ in "12")
         n_sig, n_raw, words = aa(first, second)
         total_aa, total_raw = total_aa + n_sig, total_raw + n_raw
         cells = []

@@ -42,7 +42,7 @@ import sys
 import tempfile
 
 CHILD = r"""
-import json, time
+import json, sys, time
 t0 = time.perf_counter()
 import adlab
 t1 = time.perf_counter()
@@ -84,7 +84,8 @@ def compile_timed(self, *a, **k):
 jax.stages.Lowered.compile = compile_timed
 
 t_start = time.perf_counter()
-sweep_ = adlab.bench("normal_logpdf", warn=False)
+target = {"target_s": float(sys.argv[1])} if len(sys.argv) > 1 else {}
+sweep_ = adlab.bench("normal_logpdf", warn=False, **target)
 first = None
 for r in sweep_:
     if first is None:
@@ -117,13 +118,13 @@ print(json.dumps({"first_s": first, "total_s": time.perf_counter() - t0,
 """
 
 
-def child(cache_dir: str | None, code: str = CHILD) -> dict:
+def child(cache_dir: str | None, code: str = CHILD, *argv: str) -> dict:
     env = dict(os.environ)
     if cache_dir is None:
         env["ADLAB_CACHE"] = "0"
     else:
         env["ADLAB_CACHE_DIR"] = cache_dir
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
                          check=True, env=env)  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -149,14 +150,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="cold + warm pairs (default 3)")
     ap.add_argument("--no-cache", action="store_true",
                     help="no compilation cache: every run compiles")  # fmt: skip
+    ap.add_argument("--target-s", type=float, default=None,
+                    help="seconds per repeat in the sweep (default: adlab's, "
+                         "measure.sweep.TARGET_S); the Lab keeps adlab's")  # fmt: skip
     args = ap.parse_args()
+    argv = [] if args.target_s is None else [str(args.target_s)]
     runs, labs = [], []
     for i in range(args.runs):
         kinds = ["no cache"] if args.no_cache else ["cold", "warm"]
         with tempfile.TemporaryDirectory(prefix="adlab-cache-") as tmp:
             for kind in kinds:
                 before = load()
-                r = child(None if args.no_cache else tmp)
+                r = child(None if args.no_cache else tmp, CHILD, *argv)
                 runs.append({**r, "kind": kind, "run": i + 1, "load": before})
         with tempfile.TemporaryDirectory(prefix="adlab-cache-") as tmp:
             for kind in kinds:

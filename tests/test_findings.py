@@ -147,6 +147,21 @@ def test_a_tie_at_a_measured_n_with_intervals():
     assert (c.faster, c.n, c.n_below, c.n_above, c.significant) == ("b", 100, 100, 100, True)
 
 
+def test_one_size_ahead_is_not_a_crossover_unless_the_next_size_confirms_it():
+    """A burst of load over one size's round robin in one sweep: b beyond noise at
+    n = 3 only. Tied again at 10, so nothing was overtaken; ahead at 3 and 10 is."""
+    a = {1: 1.0e-5, 3: 1.5e-5, 10: 1.0e-5, 30: 1.0e-5}
+    burst = series("a", a) + series("b", {1: 1.0e-5, 3: 1.0e-5, 10: 1.0e-5, 30: 1.0e-5})
+    assert not significant(adlab.crossovers(burst))
+    held = series("a", {**a, 10: 1.5e-5}) + series("b", {n: 1.0e-5 for n in a})
+    (c,) = significant(adlab.crossovers(held))
+    assert (c.faster, c.slower, c.n_below, c.n_above, c.tied_below) == ("b", "a", 1, 3, True)
+    # at the largest size there is no next one: a verdict there stands
+    (last,) = significant(adlab.crossovers(series("a", {**a, 3: 1.0e-5, 30: 1.5e-5})
+                                           + series("b", {n: 1.0e-5 for n in a})))  # fmt: skip
+    assert (last.faster, last.n_above) == ("b", 30)
+
+
 def test_an_aa_comparison_within_the_intervals_finds_nothing():
     """The same series twice, each point moved at random within its own interval."""
     import numpy as np

@@ -7,13 +7,12 @@ more), so it is neither a sample nor charged to a budget. Warm-up goes on
 until a call is steady, within ``STEADY`` of the one before it, and the
 budget is reckoned from those warm calls.
 
-The loop count comes from ``timeit.Timer.autorange``'s rule (1, 2, 5, 10,
-20, 50, ... loops until one repeat lasts long enough), begun at the count the
-warm-up call names (``_autorange``: the smaller counts' trials were thrown
-away, about 0.8 of a repeat per point). autorange's target is 0.2 s per
-repeat, fixed in Python 3.11; a sweep of 40 points cannot afford that, so we
-hand autorange a clock that runs ``0.2 / target_s`` times fast: its own rule
-then stops at ``target_s`` real seconds, and every reading is scaled back.
+The loop count is the one the last warm-up call names, target / call, checked
+by one trial that becomes the first repeat (``_autorange``; timeit's own
+``autorange`` climbs 1, 2, 5, 10, ... loops and overshoots its target by 1.5x on
+average). timeit's target is 0.2 s per repeat; a sweep of 40 points cannot
+afford that, so the Timer gets a clock that runs ``0.2 / target_s`` times fast,
+and every reading is scaled back.
 
 Every JAX result is waited for (``block_until_ready``), so we time the
 computation, not its asynchronous dispatch. ``gc`` is off while timing, as
@@ -32,7 +31,7 @@ import math
 import random
 import time
 import timeit
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,31 +110,28 @@ def _statement(
     return timeit.Timer(stmt, timer=lambda: clock() * speed, globals=names)
 
 
-def _counts() -> Iterator[int]:
-    """autorange's loop counts: 1, 2, 5, 10, 20, 50, ..."""
-    i = 1
-    while True:
-        yield from (i, 2 * i, 5 * i)
-        i *= 10
+#: a trial of at least this fraction of the target is kept as the first repeat
+ENOUGH = 0.7
 
 
 def _autorange(timer: timeit.Timer, call: float) -> tuple[int, float]:
-    """``timer.autorange()``, begun at the count that the last warm-up call (``call``
-    seconds on the timer's clock) says will last its 0.2 s.
+    """The loop count for repeats of about 0.2 s on the timer's clock, and the last
+    trial's seconds (kept as the first repeat).
 
-    autorange tries 1, 2, 5, 10, ... loops until one trial lasts 0.2 s and keeps
-    the last; the trials before it are thrown away, about 0.8 of a repeat each
-    time. A warm-up call is rarely faster than the calls after it, so the count
-    it names is at most autorange's own; where that trial falls short, the
-    counts go on up as autorange's do.
+    The count is the one the last warm-up call (``call`` seconds on the timer's
+    clock) names, 0.2 s / ``call``; a trial that falls short of ``ENOUGH`` of
+    0.2 s scales it by what it fell short, and tries again. timeit's own
+    ``autorange`` climbs 1, 2, 5, 10, ... loops and keeps the first trial past
+    0.2 s, which overshoots by 1.5x on average (up to 2.5x: 2 loops of 0.19 s
+    become 5): a sweep's repeats took that much longer than their target.
     """
-    for number in _counts():
-        if call > 0 and number * call < _AUTORANGE_TARGET:
-            continue
+    number = max(1, math.ceil(_AUTORANGE_TARGET / call)) if call > 0 else 1
+    while True:
         taken = timer.timeit(number)
-        if taken >= _AUTORANGE_TARGET:
+        if taken >= ENOUGH * _AUTORANGE_TARGET:
             return number, taken
-    raise AssertionError  # pragma: no cover: the counts never end
+        grow = _AUTORANGE_TARGET / taken if taken > 0 else 10.0
+        number = max(number + 1, math.ceil(number * min(grow, 10.0)))
 
 
 def summarize(
