@@ -47,6 +47,8 @@ class DerivativeInfo:
         note: the reason, or None.
         colors, nnz: for ``sparse=True``, the passes the pattern's coloring needs and
             the pattern's nonzeros; None otherwise.
+        via: for ``sparse=True``, how the passes were found where not from the
+            pattern's own coloring (reverse mode through the selection front); else None.
     """
 
     error_estimate: Any
@@ -57,6 +59,7 @@ class DerivativeInfo:
     note: str | None
     colors: int | None = None
     nnz: int | None = None
+    via: str | None = None
 
 
 def _check_out(model: Model, out: Any, where: str) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ from .args import _cast_args
 from .backends._jax_forward import _column_bytes
 from .coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .derivative import DerivativeInfo, prepare
+from .front import FrontRows, front_rows
 from .index_sets import PatternTooLarge
 from .jaxpr import equations
 from .memory import SizeError
@@ -103,6 +104,30 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
     return fn
 
 
+def _through_front(rows: FrontRows, i: int, nnz: int, width: int | None) -> Any:
+    """A function of f's arguments: J_f's nonzeros in CSR order, from one VJP of g (f
+    after its data movement) per color of J_g's rows, each nonzero of J_g added into
+    the J_f nonzero its front entry's source makes (``adlab.engine.front``)."""
+    (a, b), to, front = rows.at, rows.to, rows.front
+    colors, count = rows.coloring.colors, rows.coloring.count
+
+    def fn(*args: Any) -> Any:
+        others = (*args[:i], *args[i + 1 :])
+        u = front.lift(jnp.ravel(args[i]), *others)
+
+        def g(v):
+            return front.g(v, *others)
+
+        y, pull = jax.vjp(g, u)
+        out = _by_color(lambda w: pull(w)[0], colors, count, y.dtype, _pass_bytes(g, u), width)
+        values = jnp.take(out.ravel(), a * out.shape[1] + b, mode="clip")
+        if to is None:
+            return values
+        return jax.ops.segment_sum(values, to, num_segments=nnz, indices_are_sorted=True)
+
+    return fn
+
+
 #: the compressed derivative is tuned only where a call takes from TUNE_MIN_S (below, the
 #: other way's compile would cost more than it could save) to TUNE_MAX_S (above, timing
 #: it again would: ba1's reverse Jacobian takes over a minute a call)
@@ -153,6 +178,8 @@ class SparsePrepared:
         at_once: how many of the passes run batched at once (all of them, or one after
             another: whichever was timed faster when prepared); fewer where all would
             not fit in memory (then in chunks, one after another).
+        via: how the passes were found where not from the pattern's own coloring, e.g.
+            "2 row colors through the selection front (was 1,300)"; else None.
         nnz: the pattern's nonzeros.
         notes: primitives the detection took as dense (a valid, larger pattern).
         mode, scheme: "forward" / "reverse" (scheme None), or "hessian" and its composition.
@@ -161,8 +188,10 @@ class SparsePrepared:
     """
 
     def __init__(self, inner: Any, detected: Detected, coloring: Coloring, mode: str,
-                 scheme: str | None, passes: int, at_once: int) -> None:  # fmt: skip
+                 scheme: str | None, passes: int, at_once: int, via: str | None = None
+                 ) -> None:  # fmt: skip
         self._inner = inner
+        self.via = via
         self.at_once = at_once
         self.pattern = detected.pattern
         self.coloring = coloring
@@ -196,13 +225,14 @@ class SparsePrepared:
 
     def info(self) -> DerivativeInfo:
         return DerivativeInfo(None, self.f_evals, self.compile_s, None, True, self.note,
-                              colors=self.colors, nnz=self.nnz)  # fmt: skip
+                              colors=self.colors, nnz=self.nnz, via=self.via)  # fmt: skip
 
     def __repr__(self) -> str:
         scheme = f"[{self.scheme}]" if self.scheme else ""
         return (f"SparsePrepared({self.mode}{scheme}, shape={self.pattern.shape}, nnz={self.nnz}, "
                 f"colors={self.colors}, at_once={self.at_once}, "
-                f"compile_s={self.compile_s:.3g})")  # fmt: skip
+                + (f"via={self.via!r}, " if self.via else "")
+                + f"compile_s={self.compile_s:.3g})")  # fmt: skip
 
 
 #: the frameworks a sparse derivative runs on: its pattern is read from a JAX program
@@ -265,14 +295,22 @@ def prepare_sparse(
             detected = detect(f, cast, i)
         except PatternTooLarge as too_large:
             raise SizeError(refusal(too_large, model._files, kind)) from None
-    pattern = detected.pattern
-    coloring = {"forward": color_columns, "reverse": color_rows, "hessian": star_color}[kind](
-        pattern
-    )
-    at = recovery(pattern, coloring)
+        pattern = detected.pattern
+        coloring = {"forward": color_columns, "reverse": color_rows, "hessian": star_color}[kind](
+            pattern
+        )
+        # reverse mode: J_f's rows that share x's entries share a color's pass; through
+        # the front (f after its data movement) they may not (ba: 2 colors, not 1,300)
+        rows = front_rows(f, cast, i, pattern, coloring.count) if kind == "reverse" else None
+        if rows is not None:
+            coloring = rows.coloring
+    at = recovery(pattern, coloring) if rows is None else rows.at
 
     def build(width: int | None) -> Any:
-        compute = _compressed(kind, f, i, shape, coloring, at, composition, width)
+        if rows is not None:
+            compute = _through_front(rows, i, detected.nnz, width)
+        else:
+            compute = _compressed(kind, f, i, shape, coloring, at, composition, width)
         return prepare(derived(model, compute), *given, mode="primal", wrt=i, jit=jit,
                        precision=precision, backend="jax")  # fmt: skip
 
@@ -280,4 +318,5 @@ def prepare_sparse(
     n = int(np.prod(shape, dtype=int))
     passes = COMPOSITIONS[composition].passes(n, True) if kind == "hessian" else 1
     mode, scheme = ("hessian", composition) if kind == "hessian" else (kind, None)
-    return SparsePrepared(inner, detected, coloring, mode, scheme, passes, at_once)
+    via = rows.describe() if rows is not None else None
+    return SparsePrepared(inner, detected, coloring, mode, scheme, passes, at_once, via)

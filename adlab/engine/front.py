@@ -1,0 +1,257 @@
+"""The selection front: f = g(L(x)) where L only moves and copies x's entries.
+
+Many models first cut x into pieces and copy them where they are used (ba
+gives each observation its own copy of its camera's 11 parameters and its
+point's 3) before any arithmetic. L, that data movement (slices, reshapes,
+broadcasts, gathers at known indices...), is a 0/1 selection matrix S: each
+entry of its outputs, the *front* values u, is one entry of x. So J_f = J_g S,
+and J_g is far sparser in its rows: rows that share x's entries through
+different copies share no entry of u. Reverse mode colors J_g's rows instead
+(ba: 2 colors, where J_f's rows need one per observation of the busiest
+camera), takes one VJP of g per color, and adds each nonzero (r, u_j) into
+column ``src[j]`` of J_f (duplicates summed: two copies of one entry of x in a
+row). This is the per-observation Jacobian that ADBench's tools write by hand,
+found on the program (Srajer, Schwarz and Fitzgibbon 2018).
+
+The front is read from f's jaxpr: walking from x, an equation whose float
+operands are all selection values, whose other operands are known constants,
+and whose primitive only moves entries (``SELECTION``) gives selection values;
+a selection value used by any other equation, or returned, is a front value.
+Where each front entry comes from is found by running the same primitives on
+labels (1 + the entry's index), as the sparsity detection does: exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
+
+from .coloring import Coloring, color_rows, recovery
+from .index_sets import PatternTooLarge, inexact, size_of
+from .sparsity import jacobian_pattern
+
+#: primitives that move or copy entries, never combine them
+SELECTION = frozenset({
+    "reshape", "squeeze", "expand_dims", "broadcast_in_dim", "transpose", "slice", "rev",
+    "concatenate", "gather", "dynamic_slice", "split",
+})  # fmt: skip
+#: primitives that leave each entry as it is (a float-to-float convert: its derivative is 1)
+SAME = frozenset({"copy", "copy_p", "convert_element_type"})
+#: an equation computing known indices (no input) is run only up to this many entries
+KNOWN_MAX = 1 << 22
+
+
+@dataclass(frozen=True)
+class Front:
+    """x's entries as the first arithmetic of f sees them.
+
+    Attributes:
+        src: (U,) int64: the entry of x (flattened) each front entry is.
+        shapes, dtypes: the front values', in the order they are concatenated into u.
+        lift: ``lift(xf, *others)`` -> u, f's data movement run (no derivative taken).
+        g: ``g(u, *others)`` -> f's output, flattened: the rest of f, from u.
+    """
+
+    src: np.ndarray
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[Any, ...]
+    lift: Callable
+    g: Callable
+
+    @property
+    def size(self) -> int:
+        return int(self.src.size)
+
+
+def _labels(eqn: Any, src: dict, known: dict) -> list[np.ndarray] | None:
+    """The output labels (1 + x's entry) of a selection equation, or None if it is not one."""
+    name = eqn.primitive.name
+    if not all(inexact(v.aval) for v in eqn.outvars):
+        return None
+    if name in SAME:
+        if len(eqn.invars) != 1 or eqn.invars[0] not in src or not inexact(eqn.invars[0].aval):
+            return None
+        return [src[eqn.invars[0]]]
+    if name not in SELECTION:
+        return None
+    ins = []
+    for a in eqn.invars:
+        if hasattr(a, "val"):  # a literal: an index or a start, never an x entry
+            if inexact(a.aval):
+                return None
+            ins.append(np.asarray(a.val))
+        elif a in src:
+            ins.append(src[a].reshape(a.aval.shape))
+        elif a in known and not inexact(a.aval):
+            ins.append(known[a])
+        else:  # data, or indices computed from x or the data
+            return None
+    try:
+        out = eqn.primitive.bind(*ins, **eqn.params)
+    except Exception:  # anything it cannot run on labels is not a selection
+        return None
+    outs = [np.asarray(o) for o in (out if eqn.primitive.multiple_results else [out])]
+    if any(o.size and o.min() < 1 for o in outs):  # an entry from no x (a fill value)
+        return None
+    return [o.ravel() for o in outs]
+
+
+def _known(eqn: Any, known: dict) -> None:
+    """Run an equation of constants only (indices built in f) so later gathers can use it."""
+    if sum(size_of(v.aval) for v in eqn.outvars) > KNOWN_MAX:
+        return
+    ins = []
+    for a in eqn.invars:
+        if hasattr(a, "val"):
+            ins.append(np.asarray(a.val))
+        elif a in known:
+            ins.append(known[a])
+        else:
+            return
+    try:
+        out = eqn.primitive.bind(*ins, **eqn.params)
+    except Exception:
+        return
+    outs = out if eqn.primitive.multiple_results else [out]
+    for v, o in zip(eqn.outvars, outs, strict=True):
+        known[v] = np.asarray(o)
+
+
+def _needed(eqns: Sequence, outs: Sequence, given: set) -> list:
+    """The equations ``outs`` need, in order, stopping at the variables ``given``."""
+    need = {v for v in outs if not hasattr(v, "val")} - given
+    kept = []
+    for eqn in reversed(eqns):
+        if any(v in need for v in eqn.outvars):
+            kept.append(eqn)
+            need.update(a for a in eqn.invars if not hasattr(a, "val") and a not in given)
+    return kept[::-1]
+
+
+def _function(closed: Any, invars: list, outvars: list, given: set) -> Callable:
+    jaxpr = closed.jaxpr
+    eqns = _needed(jaxpr.eqns, outvars, given)
+    sub = jaxpr.replace(invars=invars, outvars=outvars, eqns=eqns, debug_info=None)
+    return jaxpr_as_fun(ClosedJaxpr(sub, closed.consts))
+
+
+def find_front(f: Callable, args: Sequence[Any], i: int) -> Front | None:
+    """f's selection front with respect to ``args[i]``; None where there is none to gain
+    from (every front entry is x's own, in x's order: the front is x itself).
+
+    Call it with JAX at the arguments' precision (``precision_scope``), as
+    ``jacobian_pattern``: the program read is the same.
+    """
+    x = np.asarray(args[i])
+    shape, n = x.shape, int(x.size)
+    if n >= 2**31 - 1:  # labels are int32
+        return None
+    rest = [a for k, a in enumerate(args) if k != i]
+
+    def flat(xf, *others):
+        new = list(others)
+        new.insert(i, xf.reshape(shape))
+        return f(*new)
+
+    closed = jax.make_jaxpr(flat)(x.ravel(), *rest)
+    jaxpr = closed.jaxpr
+    xvar = jaxpr.invars[0]
+    src = {xvar: np.arange(1, n + 1, dtype=np.int32)}
+    known = dict(zip(jaxpr.constvars, (np.asarray(c) for c in closed.consts), strict=True))
+    front: dict = {}  # insertion-ordered: the front values, in the order first used
+    for eqn in jaxpr.eqns:
+        touches = [a for a in eqn.invars if not hasattr(a, "val") and a in src]
+        if not touches:
+            if all(hasattr(a, "val") or a in known for a in eqn.invars):
+                _known(eqn, known)
+            continue
+        labels = _labels(eqn, src, known)
+        if labels is None:
+            front.update(dict.fromkeys(touches))
+        else:
+            src.update(zip(eqn.outvars, labels, strict=True))
+    front.update(dict.fromkeys(v for v in jaxpr.outvars if not hasattr(v, "val") and v in src))
+    values = list(front)
+    if values == [xvar] or not values:
+        return None
+    others = list(jaxpr.invars[1:])
+    lift = _function(closed, list(jaxpr.invars), values, set())
+    rest_of_f = _function(closed, [*values, *others], list(jaxpr.outvars), set(values))
+    shapes = tuple(tuple(v.aval.shape) for v in values)
+    dtypes = tuple(v.aval.dtype for v in values)
+    sizes = [size_of(v.aval) for v in values]
+    cuts = np.cumsum(sizes)[:-1].tolist()
+
+    def lift_flat(xf: Any, *more: Any) -> Any:
+        return jnp.concatenate([jnp.ravel(u) for u in lift(xf, *more)])
+
+    def g(u: Any, *more: Any) -> Any:
+        parts = [p.reshape(s).astype(d) for p, s, d in
+                 zip(jnp.split(u, cuts), shapes, dtypes, strict=True)]  # fmt: skip
+        (out,) = rest_of_f(*parts, *more)
+        return jnp.ravel(out)
+
+    where = np.concatenate([src[v] for v in values]).astype(np.int64) - 1
+    return Front(where, shapes, dtypes, lift_flat, g)
+
+
+@dataclass(frozen=True)
+class FrontRows:
+    """Reverse mode through the front: J_g's rows colored, and where each nonzero goes.
+
+    Attributes:
+        front: the ``Front``.
+        coloring: the row coloring of J_g (one color per row of f, as J_f's would be).
+        at: (a, b): J_g's nonzeros, in the order of the J_f nonzeros they go to, are
+            ``compressed[a, b]`` (compressed: W^T J_g, colors x U).
+        to: the J_f nonzero (CSR position) each goes to, sorted; None where each goes
+            to its own, in order (no duplicates to sum).
+        was: the colors J_f's own rows need.
+    """
+
+    front: Front
+    coloring: Coloring
+    at: tuple[np.ndarray, np.ndarray]
+    to: np.ndarray | None
+    was: int
+
+    def describe(self) -> str:
+        return (f"{self.coloring.count:,} row colors through the selection front "
+                f"(was {self.was:,}): {self.front.size:,} front entries")  # fmt: skip
+
+
+def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
+               ) -> FrontRows | None:  # fmt: skip
+    """Reverse mode through the front where its rows need fewer colors than ``was`` (those
+    of J_f, whose pattern is ``pattern``); else None. Call under ``precision_scope``."""
+    front = find_front(f, args, i)
+    if front is None:
+        return None
+    rest = [a for k, a in enumerate(args) if k != i]
+    u = np.zeros(front.size, dtype=np.result_type(*front.dtypes))
+    try:
+        found = jacobian_pattern(front.g, (u, *rest), 0).pattern
+    except PatternTooLarge:  # more entries than J_f's: reverse mode as it was
+        return None
+    coloring = color_rows(found)
+    if coloring.count >= was:
+        return None
+    a, b = recovery(found, coloring)
+    coo = found.tocoo()
+    n = int(np.asarray(args[i]).size)
+    keys = coo.row.astype(np.int64) * n + front.src[coo.col]
+    fcoo = pattern.tocoo()  # CSR order: the keys are sorted
+    fkeys = fcoo.row.astype(np.int64) * n + fcoo.col
+    pos = np.minimum(np.searchsorted(fkeys, keys), max(fkeys.size - 1, 0))
+    if not fkeys.size or np.any(fkeys[pos] != keys):  # not J_f's pattern: do not guess
+        return None
+    order = np.argsort(pos, kind="stable")
+    to = pos[order]
+    alone = to.size == fkeys.size and np.array_equal(to, np.arange(fkeys.size))
+    return FrontRows(front, coloring, (a[order], b[order]), None if alone else to, was)
