@@ -140,9 +140,11 @@ def test_cli_prints_the_primal_beside_the_derivative(capsys):
     assert "below the primal's rate / 2" in out
 
 
-def test_cli_numpy_backend_exits_2_with_the_reason(capsys):
-    assert main(["profile", "--model", "rosenbrock", "--n", "5", "--backend", "numpy"]) == 2
-    assert "JAX and PyTorch" in capsys.readouterr().err
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow", "autograd"])
+def test_cli_backends_without_a_profile_exit_2_with_the_reason(capsys, backend):
+    assert main(["profile", "--model", "rosenbrock", "--n", "5", "--backend", backend]) == 2
+    err = capsys.readouterr().err
+    assert "JAX and PyTorch" in err and f"backend={backend!r}" in err and "invalid" not in err
 
 
 def test_flop_rate_of_an_operation_without_time_is_nan():

@@ -33,8 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", default="reverse", help="forward, reverse, numeric or complex-step")
     p.add_argument("--scheme", default="central", choices=sorted(SCHEMES),
                    help="finite-difference scheme for numeric")  # fmt: skip
-    add_backend_argument(p, "jax (XLA's operations, jitted) or torch (PyTorch's, eager)",
-                         choices=("jax", "torch", "numpy"))  # fmt: skip
+    # every backend is a choice, so that the others get profile's reason, not argparse's
+    add_backend_argument(p, "jax (XLA's operations, jitted) or torch (PyTorch's, eager); "
+                         "the others say why not")  # fmt: skip
     p.add_argument("--calls", type=int, default=CALLS, help=f"profiled calls (default {CALLS})")
     p.add_argument("--factor", type=float, default=2.0,
                    help="slow: below the primal's flop rate / factor (2)")  # fmt: skip

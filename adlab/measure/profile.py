@@ -205,9 +205,14 @@ def profile(
 def _check(backend: str, jit: bool | None) -> None:
     """Refuse what cannot be profiled, saying what can."""
     if backend not in ("jax", "torch"):
+        why = {
+            "numpy": "a NumPy program has no operations a profiler names",
+            "autograd": "autograd runs NumPy, whose operations no profiler names",
+            "tensorflow": "adlab does not read TensorFlow's profiler yet",
+        }.get(backend, f"{backend!r} is not a backend adlab has")
         raise ValueError(
-            f"profiling is for JAX and PyTorch (backend={backend!r}): a NumPy program has no "
-            "operations a profiler names; use backend='jax' or backend='torch'"
+            f"profiling is for JAX and PyTorch (backend={backend!r}): {why}; use "
+            "backend='jax' or backend='torch'"
         )
     if backend == "jax" and jit is False:
         raise ValueError(

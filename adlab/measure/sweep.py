@@ -76,13 +76,13 @@ def default_modes(backend: str | None = None) -> tuple[str, ...]:
 
 #: default seconds one point may take, compile included
 BUDGET_S = 2.0
-#: seconds per repeat in a sweep: half of ``time_call``'s, since a sweep's repeats go on
-#: where they scatter (``interval_width``) instead of being long to begin with. Not
-#: shorter: at 2 ms the warm default sweep took 2.0-3.2 s, but an A/A test of two
-#: sweeps (benchmarks/findings_aa.py) found 3 significant crossovers in 3 runs on a
-#: quiet machine, all at one n (a burst spanning a size's whole round robin); at 5 ms
-#: none in 6 runs, warm sweep 4.5-4.8 s (load 1.5)
-TARGET_S = 0.005
+#: seconds per repeat in a sweep: a fifth of ``time_call``'s, since a sweep's repeats go
+#: on where they scatter (``interval_width``) instead of being long to begin with. At
+#: 2 ms an A/A test of two sweeps (benchmarks/findings_aa.py) once found 3 significant
+#: crossovers in 3 quiet runs, each one size's verdict (a burst of load over that size's
+#: round robin); since a verdict must hold at the next size too (``findings``), none in
+#: 12 runs at load 2-3, and the warm default sweep takes about 2 s (5 ms: 4.5-4.8 s)
+TARGET_S = 0.002
 __all__ = ["BUDGET_S", "CHECK_MAX_INPUTS", "DEFAULT_MODES", "DEFAULT_SIZES", "REFERENCES",
            "Sweep", "bench", "dispatch_floor"]  # fmt: skip
 
