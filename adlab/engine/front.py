@@ -137,7 +137,9 @@ def _needed(eqns: Sequence, outs: Sequence, given: set) -> list:
 def _function(closed: Any, invars: list, outvars: list, given: set) -> Callable:
     jaxpr = closed.jaxpr
     eqns = _needed(jaxpr.eqns, outvars, given)
-    sub = jaxpr.replace(invars=invars, outvars=outvars, eqns=eqns, debug_info=None)
+    # the model's own source info, its argument and result names unknown (they changed)
+    info = jaxpr.debug_info._replace(arg_names=None, result_paths=None)
+    sub = jaxpr.replace(invars=invars, outvars=outvars, eqns=eqns, debug_info=info)
     return jaxpr_as_fun(ClosedJaxpr(sub, closed.consts))
 
 
@@ -189,12 +191,14 @@ def find_front(f: Callable, args: Sequence[Any], i: int) -> Front | None:
     cuts = np.cumsum(sizes)[:-1].tolist()
 
     def lift_flat(xf: Any, *more: Any) -> Any:
-        return jnp.concatenate([jnp.ravel(u) for u in lift(xf, *more)])
+        # the program takes the other arguments' leaves (data may be a dict of arrays)
+        leaves = jax.tree_util.tree_leaves(more)
+        return jnp.concatenate([jnp.ravel(u) for u in lift(xf, *leaves)])
 
     def g(u: Any, *more: Any) -> Any:
         parts = [p.reshape(s).astype(d) for p, s, d in
                  zip(jnp.split(u, cuts), shapes, dtypes, strict=True)]  # fmt: skip
-        (out,) = rest_of_f(*parts, *more)
+        (out,) = rest_of_f(*parts, *jax.tree_util.tree_leaves(more))
         return jnp.ravel(out)
 
     where = np.concatenate([src[v] for v in values]).astype(np.int64) - 1
