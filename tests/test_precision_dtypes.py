@@ -75,7 +75,7 @@ def f(x):
 """
 
 
-@pytest.mark.parametrize("backend", ["numpy", "autograd", "tensorflow"])
+@pytest.mark.parametrize("backend", ["numpy", "autograd", "tensorflow", "torch"])
 def test_a_dtype_the_model_gives_by_position_is_kept_at_float32(backend):
     # NumPy code passes dtype by position (np.ones(3, np.float64)): the float32 default
     # adlab gives the array makers must yield to it, not collide with it (f's value: a
@@ -84,3 +84,28 @@ def test_a_dtype_the_model_gives_by_position_is_kept_at_float32(backend):
         m = adlab.Model.from_source(POSITIONAL.format(dtype=dtype))
         p = adlab.prepare(m, *m.setup(4), mode="primal", backend=backend, precision="float32")
         assert _dtype(p(*p.inputs)) == np.dtype(want).name, dtype
+
+
+INTEGERS = """
+def setup(n, rng):
+    return (rng.normal(size=n),)
+
+
+def f(x):
+    counts = np.zeros(3, int) + np.ones(3, dtype=np.int32) + np.empty((3,), "int32") * 0
+    return np.sum(x**2) * counts[0] + np.sum(counts)
+"""
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_dtypes_by_position_and_keyword_make_integer_arrays(backend, precision):
+    # PyTorch's zeros(*size, dtype=) took np.zeros(3, int)'s int as a size, and its
+    # dtype= takes only torch.dtype: adlab hands NumPy's dtype over as PyTorch's
+    m = adlab.Model.from_source(INTEGERS)
+    x = m.setup(4)[0]
+    mode = "numeric" if backend == "numpy" else "reverse"
+    g = adlab.derivative(m, x, mode=mode, backend=backend, precision=precision)
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-3)
+    p = adlab.prepare(m, x, mode="primal", backend=backend, precision=precision)
+    assert float(np.asarray(p(*p.inputs))) == pytest.approx(np.sum(x**2) + 3, rel=1e-5)

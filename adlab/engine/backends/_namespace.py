@@ -75,10 +75,14 @@ def build(
     creators: Iterable[str] = (),
     creator_defaults: Mapping[str, Any] = {},  # noqa: B006
     drop: Iterable[str] = (),
+    dtype_of: Callable[[Any], Any] | None = None,
 ) -> Namespace:
     """A namespace with ``base``'s public names, then ``aliases``; the ``creators``
     get ``creator_defaults`` (dtype, device) unless the model passes its own; names
-    in ``drop`` are removed (a framework's function that means something else)."""
+    in ``drop`` are removed (a framework's function that means something else).
+    ``dtype_of``: for a framework whose creators take ``dtype`` only by keyword and
+    only as its own type (PyTorch's ``zeros(*size, dtype=)``): the creators then take
+    NumPy's dtype by position or keyword (``np.zeros(3, int)``) and hand it over so."""
     names = {k: v for k, v in vars(base).items() if not k.startswith("_")}
     for name in drop:
         names.pop(name, None)
@@ -86,18 +90,26 @@ def build(
     for name in creators:
         fn = names.get(name)
         if fn is not None and creator_defaults:
-            names[name] = _defaulted(fn, creator_defaults, DTYPE_AT[name])
+            names[name] = _defaulted(fn, creator_defaults, DTYPE_AT[name], dtype_of)
     return Namespace(framework, base, names)
 
 
-def _defaulted(fn: Callable, defaults: Mapping[str, Any], dtype_at: int) -> Callable:
+def _defaulted(fn: Callable, defaults: Mapping[str, Any], dtype_at: int,
+               dtype_of: Callable[[Any], Any] | None = None) -> Callable:  # fmt: skip
     """``fn`` with ``defaults`` for what the call does not give. Without a dtype default,
-    a C partial; with one, a dtype the model gives by position wins over it."""
-    if "dtype" not in defaults:
+    a C partial; with one, a dtype the model gives by position wins over it. With
+    ``dtype_of``, the model's dtype goes by keyword, as the framework's own type."""
+    if "dtype" not in defaults and dtype_of is None:
         return functools.partial(fn, **defaults)
 
     @functools.wraps(fn)
     def make(*args: Any, **kwargs: Any) -> Any:
+        if dtype_of is not None:
+            if len(args) > dtype_at:
+                kwargs["dtype"] = args[dtype_at]
+                args = args[:dtype_at] + args[dtype_at + 1 :]
+            if "dtype" in kwargs:
+                kwargs["dtype"] = dtype_of(kwargs["dtype"])
         given = kwargs.keys() | ({"dtype"} if len(args) > dtype_at else set())
         return fn(*args, **{k: v for k, v in defaults.items() if k not in given}, **kwargs)
 

@@ -88,6 +88,13 @@ def _vmap(fn: Callable, xs: Any) -> Any:
     return torch.func.vmap(fn)(xs)
 
 
+def _dtype(d: Any) -> torch.dtype:
+    """PyTorch's dtype for a NumPy one (``int``, ``np.float32``, "float32")."""
+    if isinstance(d, torch.dtype):
+        return d
+    return torch.from_numpy(np.empty(0, dtype=np.dtype(d))).dtype
+
+
 def _tensor(a: Any, device: torch.device) -> Any:
     if isinstance(a, (np.ndarray, np.generic)):
         return torch.as_tensor(a, device=device)
@@ -120,7 +127,7 @@ class TorchBackend(Backend):
         defaults = {"dtype": dtype, "device": self.device}
         ns = _namespace.build("torch", torch, aliases=_ALIASES,
                               creators=_namespace.CREATORS, creator_defaults=defaults,
-                              drop=_DROP)  # fmt: skip
+                              drop=_DROP, dtype_of=_dtype)  # fmt: skip
         return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(torch.stack),
                 **special_functions("torch", ns)}  # fmt: skip
 
