@@ -177,7 +177,7 @@ GMM_PARTS = ("alpha", "mu", "q", "l")  # x's parts, in order
 
 def _gmm_arguments(input: Input, model: Model) -> tuple:
     params = np.concatenate([_vector(input, key).ravel() for key in GMM_PARTS])
-    _, _, lower = model.setup(1)  # the triangle's index table depends on D only
+    _, _, lower = model.setup(1)  # the factors' index table depends on D only
     return (params, np.asarray(input["x"], dtype=np.float64).reshape(-1, int(input["d"])), lower)
 
 
