@@ -93,7 +93,8 @@ def setup(n, rng):
 
 def f(x):
     counts = np.zeros(3, int) + np.ones(3, dtype=np.int32) + np.empty((3,), "int32") * 0
-    return np.sum(x**2) * counts[0] + np.sum(counts)
+    shift = np.full(2, 1.0)[0] + np.eye(2, 3, 1)[0, 1] + np.eye(2, 3, 0, float)[0, 1]
+    return np.sum(x**2) * counts[0] + np.sum(counts) + shift
 """
 
 
@@ -101,11 +102,12 @@ def f(x):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_numpy_dtypes_by_position_and_keyword_make_integer_arrays(backend, precision):
     # PyTorch's zeros(*size, dtype=) took np.zeros(3, int)'s int as a size, and its
-    # dtype= takes only torch.dtype: adlab hands NumPy's dtype over as PyTorch's
+    # dtype= takes only torch.dtype: adlab hands NumPy's dtype over as PyTorch's;
+    # its full() wants a tuple and its eye() has no diagonal offset: NumPy's signatures
     m = adlab.Model.from_source(INTEGERS)
     x = m.setup(4)[0]
     mode = "numeric" if backend == "numpy" else "reverse"
     g = adlab.derivative(m, x, mode=mode, backend=backend, precision=precision)
     np.testing.assert_allclose(g, 2 * x, rtol=1e-3)
     p = adlab.prepare(m, x, mode="primal", backend=backend, precision=precision)
-    assert float(np.asarray(p(*p.inputs))) == pytest.approx(np.sum(x**2) + 3, rel=1e-5)
+    assert float(np.asarray(p(*p.inputs))) == pytest.approx(np.sum(x**2) + 5, rel=1e-5)

@@ -71,6 +71,7 @@ _ALIASES: dict[str, Any] = {
     "copy": torch.clone, "expand_dims": torch.unsqueeze, "dot": torch.matmul,
     "split": torch.tensor_split, "array_split": torch.tensor_split,
     "repeat": torch.repeat_interleave, "identity": torch.eye, "array": torch.asarray,
+    "full": xt.full, "eye": lambda n, m=None, k=0, **kw: xt.eye(n, m, k=k, **kw),
     # NumPy's meaning, which PyTorch's function of that name does not have
     "maximum": xt.maximum, "minimum": xt.minimum, "std": xt.std, "var": xt.var,
     "flip": xt.flip, "tensordot": xt.tensordot, "sort": xt.sort, "argsort": xt.argsort,
