@@ -221,3 +221,27 @@ def test_a_program_loaded_once_is_loaded_from_memory_after(programs, monkeypatch
     assert first.compile_loaded and again.compile_loaded and traced == 1
     assert again.cost() == first.cost()
     assert np.array_equal(np.asarray(again(*again.inputs)), np.asarray(first(*first.inputs)))
+
+
+def test_a_full_directory_is_emptied_below_the_bound_so_the_next_stores_do_not_list_it(
+    tmp_path, monkeypatch
+):
+    import os
+
+    monkeypatch.setattr(program_cache, "MAX_BYTES", 1000)
+    for i in range(10):  # 1000 bytes held, oldest first
+        entry = tmp_path / f"k{i}.program"
+        entry.write_bytes(b"x" * 100)
+        os.utime(entry, (i, i))
+    (tmp_path / ".bytes").write_text("1000")
+    program_cache._evict(tmp_path, 100)  # full: listed, and emptied to LOW_WATER
+    left = sorted(p.name for p in tmp_path.glob("*.program"))
+    assert left == [f"k{i}.program" for i in range(3, 10)]  # 700 + 100 incoming <= 800
+    assert int((tmp_path / ".bytes").read_text()) == 800
+
+    def listed(*a, **k):
+        raise AssertionError("the directory was listed again")
+
+    monkeypatch.setattr(os, "scandir", listed)
+    program_cache._evict(tmp_path, 100)  # fits the running count: not listed
+    assert int((tmp_path / ".bytes").read_text()) == 900

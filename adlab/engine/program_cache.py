@@ -53,6 +53,9 @@ from .program_key import key as key
 
 #: the bound on this cache's directory (a program takes 8-40 kB), beside JAX's own
 MAX_BYTES = _JAX_MAX_BYTES // 4
+#: a full directory is emptied down to this share of ``MAX_BYTES``, so that the stores
+#: after it fit the running count again instead of each listing the directory
+LOW_WATER = 0.8
 #: seconds to wait for another process's lock before going on without the cache
 LOCK_TIMEOUT_S = 5.0
 _SUFFIX = ".program"
@@ -239,6 +242,8 @@ def _evict(where: Path, incoming: int) -> None:
     does not list the directory (thousands of entries: a tenth of a second
     each time); the directory is counted afresh only when the count says
     the bound is reached (or it is missing), which also corrects any drift.
+    Then the oldest entries go until ``LOW_WATER`` of the bound is held: emptied
+    only to the bound, a full directory was listed again at every store after.
     """
     count = where / ".bytes"
     with contextlib.suppress(OSError, ValueError):
@@ -253,10 +258,11 @@ def _evict(where: Path, incoming: int) -> None:
                 st = entry.stat()
                 entries.append((st.st_mtime, st.st_size, entry.path))
     total = sum(size for _, size, _ in entries) + incoming
-    for _, size, path in sorted(entries):
-        if total <= MAX_BYTES:
-            break
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-            total -= size
+    if total > MAX_BYTES:
+        for _, size, path in sorted(entries):
+            if total <= LOW_WATER * MAX_BYTES:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                total -= size
     count.write_text(str(total))
