@@ -52,10 +52,13 @@ class Front:
     """x's entries as the first arithmetic of f sees them.
 
     Attributes:
-        src: (U,) int64: the entry of x (flattened) each front entry is.
-        shapes, dtypes: the front values', in the order they are concatenated into u.
-        lift: ``lift(xf, *others)`` -> u, f's data movement run (no derivative taken).
-        g: ``g(u, *others)`` -> f's output, flattened: the rest of f, from u.
+        src: (U,) int64: the entry of x (flattened) each front entry is, the front
+            values raveled and concatenated (u).
+        shapes, dtypes: the front values', in that order.
+        lift: ``lift(xf, *others)`` -> the front values, f's data movement run.
+        g: ``g(values, *others)`` -> f's output, flattened: the rest of f.
+        g_flat: ``g_flat(u, *others)``, the same from u (its pattern is read so).
+        absorbed: front values that g moves out of others itself.
     """
 
     src: np.ndarray
@@ -63,31 +66,26 @@ class Front:
     dtypes: tuple[Any, ...]
     lift: Callable
     g: Callable
+    g_flat: Callable
+    absorbed: int = 0
 
     @property
     def size(self) -> int:
         return int(self.src.size)
 
 
-def _labels(eqn: Any, src: dict, known: dict) -> list[np.ndarray] | None:
-    """The output labels (1 + x's entry) of a selection equation, or None if it is not one."""
-    name = eqn.primitive.name
-    if not all(inexact(v.aval) for v in eqn.outvars):
-        return None
-    if name in SAME:
-        if len(eqn.invars) != 1 or eqn.invars[0] not in src or not inexact(eqn.invars[0].aval):
-            return None
-        return [src[eqn.invars[0]]]
-    if name not in SELECTION:
-        return None
+def _run(eqn: Any, labels: dict, known: dict) -> list[np.ndarray] | None:
+    """The equation run with its float operands replaced by ``labels`` (1 + an entry's
+    index), its index operands known; None if it cannot be, or an entry comes from no
+    labelled one (a fill value)."""
     ins = []
     for a in eqn.invars:
         if hasattr(a, "val"):  # a literal: an index or a start, never an x entry
             if inexact(a.aval):
                 return None
             ins.append(np.asarray(a.val))
-        elif a in src:
-            ins.append(src[a].reshape(a.aval.shape))
+        elif a in labels:
+            ins.append(labels[a].reshape(a.aval.shape))
         elif a in known and not inexact(a.aval):
             ins.append(known[a])
         else:  # data, or indices computed from x or the data
@@ -97,9 +95,34 @@ def _labels(eqn: Any, src: dict, known: dict) -> list[np.ndarray] | None:
     except Exception:  # anything it cannot run on labels is not a selection
         return None
     outs = [np.asarray(o) for o in (out if eqn.primitive.multiple_results else [out])]
-    if any(o.size and o.min() < 1 for o in outs):  # an entry from no x (a fill value)
+    if any(o.size and o.min() < 1 for o in outs):
         return None
     return [o.ravel() for o in outs]
+
+
+def _labels(eqn: Any, src: dict, known: dict) -> tuple[list[np.ndarray], bool] | None:
+    """The output labels (1 + x's entry) of a selection equation, and whether it moves
+    each of its operands' entries at most once; None if it is not a selection."""
+    name = eqn.primitive.name
+    if not all(inexact(v.aval) for v in eqn.outvars):
+        return None
+    if name in SAME:
+        if len(eqn.invars) != 1 or eqn.invars[0] not in src or not inexact(eqn.invars[0].aval):
+            return None
+        return [src[eqn.invars[0]]], True
+    if name not in SELECTION:
+        return None
+    outs = _run(eqn, src, known)
+    if outs is None:
+        return None
+    # the same run on the operands' positions: an output position seen twice is a copy
+    floats = [a for a in eqn.invars if not hasattr(a, "val") and a in src]
+    bounds = np.cumsum([0] + [size_of(a.aval) for a in floats])
+    places = {a: np.arange(lo + 1, hi + 1, dtype=np.int32)
+              for a, lo, hi in zip(floats, bounds[:-1], bounds[1:], strict=True)}  # fmt: skip
+    moved = _run(eqn, places, known) or []
+    once = bool(moved) and all(np.unique(m).size == m.size for m in moved)
+    return outs, once
 
 
 def _known(eqn: Any, known: dict) -> None:
@@ -143,9 +166,13 @@ def _function(closed: Any, invars: list, outvars: list, given: set) -> Callable:
     return jaxpr_as_fun(ClosedJaxpr(sub, closed.consts))
 
 
-def find_front(f: Callable, args: Sequence[Any], i: int) -> Front | None:
+def find_front(f: Callable, args: Sequence[Any], i: int, absorb: bool = True) -> Front | None:
     """f's selection front with respect to ``args[i]``; None where there is none to gain
     from (every front entry is x's own, in x's order: the front is x itself).
+
+    ``absorb``: g moves entries itself where each is moved once out of another front
+    value (``_roots``); else every front value is one of g's inputs. ``Front.absorbed``
+    says how many were so.
 
     Call it with JAX at the arguments' precision (``precision_scope``), as
     ``jacobian_pattern``: the program read is the same.
@@ -165,44 +192,65 @@ def find_front(f: Callable, args: Sequence[Any], i: int) -> Front | None:
     jaxpr = closed.jaxpr
     xvar = jaxpr.invars[0]
     src = {xvar: np.arange(1, n + 1, dtype=np.int32)}
+    parents: dict = {xvar: None}  # a selection value's selection operands
     known = dict(zip(jaxpr.constvars, (np.asarray(c) for c in closed.consts), strict=True))
-    front: dict = {}  # insertion-ordered: the front values, in the order first used
+    front: set = set()
     for eqn in jaxpr.eqns:
         touches = [a for a in eqn.invars if not hasattr(a, "val") and a in src]
         if not touches:
             if all(hasattr(a, "val") or a in known for a in eqn.invars):
                 _known(eqn, known)
             continue
-        labels = _labels(eqn, src, known)
-        if labels is None:
-            front.update(dict.fromkeys(touches))
+        found = _labels(eqn, src, known)
+        if found is None:
+            front.update(touches)
         else:
+            labels, once = found
             src.update(zip(eqn.outvars, labels, strict=True))
-    front.update(dict.fromkeys(v for v in jaxpr.outvars if not hasattr(v, "val") and v in src))
-    values = list(front)
-    if values == [xvar] or not values:
+            # g may move entries itself where each is moved once (ba's rotation's
+            # columns); a copy (a broadcast, a gather repeating an index) stays a front
+            # value of its own, so the rows using the copies stay apart
+            parents.update(dict.fromkeys(eqn.outvars, touches if once else None))
+    front.update(v for v in jaxpr.outvars if not hasattr(v, "val") and v in src)
+    roots = _roots(parents, front) if absorb else [v for v in parents if v in front]
+    if roots == [xvar] or not roots:
         return None
     others = list(jaxpr.invars[1:])
-    lift = _function(closed, list(jaxpr.invars), values, set())
-    rest_of_f = _function(closed, [*values, *others], list(jaxpr.outvars), set(values))
-    shapes = tuple(tuple(v.aval.shape) for v in values)
-    dtypes = tuple(v.aval.dtype for v in values)
-    sizes = [size_of(v.aval) for v in values]
-    cuts = np.cumsum(sizes)[:-1].tolist()
+    lift = _function(closed, list(jaxpr.invars), roots, set())
+    rest_of_f = _function(closed, [*roots, *others], list(jaxpr.outvars), set(roots))
+    shapes = tuple(tuple(v.aval.shape) for v in roots)
+    dtypes = tuple(v.aval.dtype for v in roots)
+    cuts = np.cumsum([size_of(v.aval) for v in roots])[:-1].tolist()
 
-    def lift_flat(xf: Any, *more: Any) -> Any:
-        # the program takes the other arguments' leaves (data may be a dict of arrays)
-        leaves = jax.tree_util.tree_leaves(more)
-        return jnp.concatenate([jnp.ravel(u) for u in lift(xf, *leaves)])
+    # the program takes the other arguments' leaves (data may be a dict of arrays)
+    def lift_parts(xf: Any, *more: Any) -> list:
+        return lift(xf, *jax.tree_util.tree_leaves(more))
 
-    def g(u: Any, *more: Any) -> Any:
-        parts = [p.reshape(s).astype(d) for p, s, d in
-                 zip(jnp.split(u, cuts), shapes, dtypes, strict=True)]  # fmt: skip
+    def g(parts: Sequence, *more: Any) -> Any:
         (out,) = rest_of_f(*parts, *jax.tree_util.tree_leaves(more))
         return jnp.ravel(out)
 
-    where = np.concatenate([src[v] for v in values]).astype(np.int64) - 1
-    return Front(where, shapes, dtypes, lift_flat, g)
+    def g_flat(u: Any, *more: Any) -> Any:
+        parts = [p.reshape(s).astype(d) for p, s, d in
+                 zip(jnp.split(u, cuts), shapes, dtypes, strict=True)]  # fmt: skip
+        return g(parts, *more)
+
+    where = np.concatenate([src[v] for v in roots]).astype(np.int64) - 1
+    return Front(where, shapes, dtypes, lift_parts, g, g_flat, len(front) - len(roots))
+
+
+def _roots(parents: dict, front: set) -> list:
+    """The front values g takes: those not moved, each entry once, out of another one
+    it takes (ba's rotation is taken as a (p, 3) array, not again as each of its
+    columns: fewer entries, and no two of one x entry in a row to add up)."""
+    inside, roots = set(), []
+    for v, ins in parents.items():  # in the program's order
+        if ins is not None and all(a in inside for a in ins):
+            inside.add(v)  # g computes it from the roots
+        elif v in front:
+            roots.append(v)
+            inside.add(v)
+    return roots
 
 
 @dataclass(frozen=True)
@@ -230,21 +278,39 @@ class FrontRows:
                 f"(was {self.was:,}): {self.front.size:,} front entries")  # fmt: skip
 
 
-def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
-               ) -> FrontRows | None:  # fmt: skip
-    """Reverse mode through the front where its rows need fewer colors than ``was`` (those
-    of J_f, whose pattern is ``pattern``); else None. Call under ``precision_scope``."""
-    front = find_front(f, args, i)
-    if front is None:
-        return None
+def _colored(front: Front, args: Sequence[Any], i: int) -> tuple | None:
+    """(J_g's pattern, its row coloring), or None where the pattern cannot be held."""
     rest = [a for k, a in enumerate(args) if k != i]
     u = np.zeros(front.size, dtype=np.result_type(*front.dtypes))
     try:
-        found = jacobian_pattern(front.g, (u, *rest), 0).pattern
+        found = jacobian_pattern(front.g_flat, (u, *rest), 0).pattern
     except PatternTooLarge:  # more entries than J_f's: reverse mode as it was
         return None
-    coloring = color_rows(found)
-    if coloring.count >= was:
+    return found, color_rows(found)
+
+
+def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
+               ) -> FrontRows | None:  # fmt: skip
+    """Reverse mode through the front where its rows need fewer colors than ``was`` (those
+    of J_f, whose pattern is ``pattern``); else None. Call under ``precision_scope``.
+
+    Of the front with moves absorbed into g and the one without, the one needing fewer
+    colors, then fewer entries: absorbing ba's ``w[:, None]`` into ``w`` makes the rows
+    using each share w's entries (3 colors, not 2), while its rotation's columns,
+    absorbed into the rotation, add no color and no entry to add up twice.
+    """
+    tried = []
+    for absorb in (True, False):
+        front = find_front(f, args, i, absorb)
+        found = None if front is None else _colored(front, args, i)
+        if found is not None:
+            tried.append((found[1].count, front.size, front, *found))
+        if front is None or not front.absorbed:
+            break
+    if not tried:
+        return None
+    count, _, front, found, coloring = min(tried, key=lambda t: t[:2])
+    if count >= was:
         return None
     a, b = recovery(found, coloring)
     coo = found.tocoo()

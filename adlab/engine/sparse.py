@@ -113,13 +113,16 @@ def _through_front(rows: FrontRows, i: int, nnz: int, width: int | None) -> Any:
 
     def fn(*args: Any) -> Any:
         others = (*args[:i], *args[i + 1 :])
-        u = front.lift(jnp.ravel(args[i]), *others)
+        # the VJP is taken with respect to the front values as they are: one vector u
+        # split into them would cost a pad and an add of all of u per value in each pass
+        y, pull = jax.vjp(lambda *u: front.g(u, *others), *front.lift(jnp.ravel(args[i]), *others))
 
-        def g(v):
-            return front.g(v, *others)
+        def back(w):
+            return jnp.concatenate([jnp.ravel(c) for c in pull(w)])
 
-        y, pull = jax.vjp(g, u)
-        out = _by_color(lambda w: pull(w)[0], colors, count, y.dtype, _pass_bytes(g, u), width)
+        u = jax.ShapeDtypeStruct((front.size,), jnp.result_type(*front.dtypes))
+        per = _pass_bytes(lambda v: front.g_flat(v, *others), u)
+        out = _by_color(back, colors, count, y.dtype, per, width)
         values = jnp.take(out.ravel(), a * out.shape[1] + b, mode="clip")
         if to is None:
             return values
