@@ -70,10 +70,9 @@ SIZES = {
 }  # fmt: skip
 
 #: (eval, adlab mode) pairs the default run leaves out, and why: name the mode to run one.
-SLOW = {
-    ("ba", "reverse"): "a sparse reverse Jacobian colors ba's rows, and each camera's "
-    "columns share 1,300 of them: 1,300 passes, about a minute per Jacobian (forward: 14)",
-}
+#: None now: ba in reverse mode, once 1,300 passes (a camera's columns share 1,300 rows),
+#: takes 2 through the selection front (``adlab.engine.front``), tens of ms a Jacobian.
+SLOW: dict[tuple[str, str], str] = {}
 
 #: GradBench's manual and JAX tools as this script runs them.
 TOOLS = Path(__file__).resolve().with_name("_gradbench_tools.py")
