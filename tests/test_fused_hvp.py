@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import adlab
+from adlab.engine.backends import get_backend
 from adlab.engine.modes.second_order import COMPOSITIONS, ON
 
 #: relative error: the same arithmetic, maybe reassociated by a compiler
@@ -59,6 +60,23 @@ def test_fused_gradient_and_hvp_equal_the_separate_ones(fw, mode, name):
     assert rel(hv, want_hv) <= TOL
     c = COMPOSITIONS[mode]
     assert info.f_evals == c.passes(np.size(x), True) + c.gradient_passes
+
+
+@pytest.mark.parametrize(("fw", "mode"), [(fw, c) for fw in FRAMEWORKS for c in ON[fw]
+                                           if COMPOSITIONS[c].hvp is not None])  # fmt: skip
+def test_divided_is_the_fused_gradient_over_the_fused_product(fw, mode):
+    """``divided=True`` (mode gradient-over-hvp): g / Hv elementwise, from one program."""
+    model, (x, *data), v = point("logistic_regression", 12)
+    jit = True if fw == "jax" else None
+    p = adlab.prepare_hvp(model, x, v, *data, mode=mode, backend=fw, jit=jit, divided=True)
+    assert (p.mode, p.scheme) == ("gradient-over-hvp", mode)
+    pair = adlab.prepare_hvp(model, x, v, *data, mode=mode, backend=fw, jit=jit,
+                             with_gradient=True)  # fmt: skip
+    g, hv = (np.asarray(a) for a in get_backend(fw).to_numpy(pair(*pair.inputs)))
+    got = np.asarray(get_backend(fw).to_numpy(p(*p.inputs)))
+    assert np.all(hv != 0)
+    assert rel(got, g / hv) <= TOL
+    assert p.f_evals == pair.f_evals
 
 
 @pytest.mark.parametrize("fw", ["torch", "tensorflow"])
@@ -122,8 +140,8 @@ def test_complex_step_has_no_hvp_with_or_without_the_gradient():
         adlab.hvp(model, x, v, *data, mode="complex-step", with_gradient=True)
 
 
-@pytest.mark.parametrize(("mode", "programs"), [("reverse", ["gradient-and-hvp"]),
-                                                ("forward", ["gradient-and-hvp"]),
+@pytest.mark.parametrize(("mode", "programs"), [("reverse", ["gradient-over-hvp"]),
+                                                ("forward", ["gradient-over-hvp"]),
                                                 ("numeric", ["numeric", "hvp"])])  # fmt: skip
 def test_the_gradbench_tool_takes_kmeans_dir_in_one_program_where_the_mode_fuses(mode, programs):
     from adlab.catalog.gradbench import gradbench_eval, newton_direction

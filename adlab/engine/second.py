@@ -122,6 +122,7 @@ def prepare_hvp(
     precision: str = "float64",
     backend: str = "jax",
     with_gradient: bool = False,
+    divided: bool = False,
 ) -> Prepared:
     """Compile the Hessian-vector product of a scalar ``f(x, *args)``; see ``hvp``.
 
@@ -129,7 +130,9 @@ def prepare_hvp(
         A ``Prepared``: ``p(x)`` at a new x along the bound v; ``p(x, v, *args)``
         binds a new v and data (v always follows the differentiated argument).
         With ``with_gradient``, each call returns (gradient, HVP) from one program
-        (mode ``gradient-and-hvp``; see ``hvp``).
+        (mode ``gradient-and-hvp``; see ``hvp``); with ``divided``, gradient / HVP
+        elementwise from one program (mode ``gradient-over-hvp``: with v = ones and a
+        diagonal Hessian, the Newton step).
     """
     model = _model(f_or_model)
     _check("hvp", mode, backend)
@@ -143,9 +146,10 @@ def prepare_hvp(
         raise ValueError(f"v must have the shape of the differentiated argument {i}, "
                          f"{np.shape(given[i])}; got {np.shape(v)}")  # fmt: skip
     inputs = (*given[: i + 1], v, *given[i + 1 :])
+    kind = "gradient-over-hvp" if divided else "gradient-and-hvp" if with_gradient else "hvp"
     try:
         return prepare(with_direction(model, i, backend, precision), *inputs,
-                       mode="gradient-and-hvp" if with_gradient else "hvp", scheme=mode, wrt=i,
+                       mode=kind, scheme=mode, wrt=i,
                        jit=jit, precision=precision, backend=backend)  # fmt: skip
     except NotScalar as exc:
         raise _scalar_error(model, exc) from None

@@ -37,10 +37,13 @@ HESSIAN_MODES = {
     "numeric": "numeric",
     "complex-step": "complex-step",
 }
-#: the modes whose ``dir`` is one program, the gradient and H times ones together
-#: (``hvp(..., with_gradient=True)``): their compositions are over the mode's own gradient,
-#: so it comes free. Numeric keeps its own gradient of f (the composition's would be the
-#: reverse gradient it differences), and complex step its full Hessian.
+#: the modes whose ``dir`` is one program, the gradient over H times ones, divided in it
+#: (``prepare_hvp(..., divided=True)``): their compositions are over the mode's own
+#: gradient, so it comes free, and the direction stays on the device like any other
+#: result (taking the pair to the host and dividing there cost ~40 us beside a ~100 us
+#: program: kmeans, k=10, n=1000 on JAX). Numeric keeps its own gradient of f (the
+#: composition's would be the reverse gradient it differences), and complex step its
+#: full Hessian: those two divide on the host.
 FUSED = ("reverse", "forward")
 
 
@@ -97,6 +100,9 @@ class Job:
         self._inputs = [p.inputs for p, _ in self._parts]
         self.timings = [timing("prepare", prepare_s - compile_s), timing("compile", compile_s)]
         self._to_numpy = get_backend(o.backend).to_numpy
+        # an empty cluster's 0 / 0 is NaN, as in JAX or C++, without NumPy's warning
+        # where NumPy divides (on the host, or autograd's program); JAX's never warns
+        self._quiet = kind == "dir" and (o.backend != "jax" or len(self._parts) > 1)
 
     @staticmethod
     def _plan(kind: str, model: Model, o: Options) -> list[tuple[Callable, Callable]]:
@@ -122,7 +128,7 @@ class Job:
             # the diagonal of a diagonal Hessian (see newton_direction) is H times ones
             ones = lambda a: (a[0], np.ones_like(np.asarray(a[0])), *a[1:])  # noqa: E731
             if o.mode in FUSED:  # one program: the HVP's outer pass computes the gradient
-                return [(lambda *a: prepare_hvp(model, *a, mode=second, with_gradient=True,
+                return [(lambda *a: prepare_hvp(model, *a, mode=second, divided=True,
                                                 **nested), ones)]  # fmt: skip
             gradient = (lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)
             if second == "complex-step":  # no HVP: the full Hessian, its diagonal read
@@ -156,19 +162,22 @@ class Job:
 
     def call(self) -> Any:
         """One run: the derivative at the bound input (the framework's arrays; kmeans's
-        ``dir``, NumPy's)."""
-        results = [p(*inputs) for (p, _), inputs in zip(self._parts, self._inputs, strict=True)]
-        if self.kind == "dir":
-            # divided on the host, in NumPy: its k*d numbers take ~3 us there, where one
-            # eager JAX operation takes ~20 us of dispatch, a fifth of kmeans's primal
-            both = results[0] if len(results) == 1 else tuple(results)
-            gradient, second = self._to_numpy(both)
-            # complex step's full Hessian: its diagonal
-            diagonal = second if second.ndim == 1 else second.diagonal()
-            # an empty cluster's 0 / 0 is NaN, as in JAX or C++, without NumPy's warning
+        ``dir`` in numeric mode and complex step, NumPy's)."""
+        if self._quiet:
             with np.errstate(divide="ignore", invalid="ignore"):
-                return newton_direction(gradient, diagonal)
-        return results[0]
+                return self._call()
+        return self._call()
+
+    def _call(self) -> Any:
+        results = [p(*inputs) for (p, _), inputs in zip(self._parts, self._inputs, strict=True)]
+        if len(results) == 1:
+            return results[0]
+        # kmeans's dir from two programs (numeric, complex step): divided on the host, in
+        # NumPy, where its k*d numbers take ~3 us and one eager JAX operation ~20 us
+        gradient, second = self._to_numpy(tuple(results))
+        # complex step's full Hessian: its diagonal
+        diagonal = second if second.ndim == 1 else second.diagonal()
+        return newton_direction(gradient, diagonal)
 
     def to_numpy(self, result: Any) -> Any:
         if isinstance(result, sp.sparray):  # a sparse Jacobian: SciPy's, on the host already
