@@ -58,7 +58,7 @@ class Front:
         lift: ``lift(xf, *others)`` -> the front values, f's data movement run.
         g: ``g(values, *others)`` -> f's output, flattened: the rest of f.
         g_flat: ``g_flat(u, *others)``, the same from u (its pattern is read so).
-        absorbed: front values that g moves out of others itself.
+        absorbed: front values that g can move out of others itself (``absorb``).
     """
 
     src: np.ndarray
@@ -115,14 +115,20 @@ def _labels(eqn: Any, src: dict, known: dict) -> tuple[list[np.ndarray], bool] |
     outs = _run(eqn, src, known)
     if outs is None:
         return None
-    # the same run on the operands' positions: an output position seen twice is a copy
-    floats = [a for a in eqn.invars if not hasattr(a, "val") and a in src]
-    bounds = np.cumsum([0] + [size_of(a.aval) for a in floats])
-    places = {a: np.arange(lo + 1, hi + 1, dtype=np.int32)
-              for a, lo, hi in zip(floats, bounds[:-1], bounds[1:], strict=True)}  # fmt: skip
-    moved = _run(eqn, places, known) or []
-    once = bool(moved) and all(np.unique(m).size == m.size for m in moved)
-    return outs, once
+    return outs, _once(eqn, known)
+
+
+def _once(eqn: Any, known: dict) -> bool:
+    """Whether a selection equation moves each entry of its operands at most once."""
+    name = eqn.primitive.name
+    if name == "broadcast_in_dim":
+        return size_of(eqn.outvars[0].aval) == size_of(eqn.invars[0].aval)
+    if name != "gather":  # slices, reshapes, concatenations...: never a copy
+        return True
+    # the same run on the operand's positions: an output position seen twice is a copy
+    a = eqn.invars[0]
+    moved = _run(eqn, {a: np.arange(1, size_of(a.aval) + 1, dtype=np.int32)}, known)
+    return moved is not None and int(np.bincount(moved[0]).max(initial=0)) <= 1
 
 
 def _known(eqn: Any, known: dict) -> None:
@@ -172,7 +178,7 @@ def find_front(f: Callable, args: Sequence[Any], i: int, absorb: bool = True) ->
 
     ``absorb``: g moves entries itself where each is moved once out of another front
     value (``_roots``); else every front value is one of g's inputs. ``Front.absorbed``
-    says how many were so.
+    says how many can be so.
 
     Call it with JAX at the arguments' precision (``precision_scope``), as
     ``jacobian_pattern``: the program read is the same.
@@ -212,7 +218,8 @@ def find_front(f: Callable, args: Sequence[Any], i: int, absorb: bool = True) ->
             # value of its own, so the rows using the copies stay apart
             parents.update(dict.fromkeys(eqn.outvars, touches if once else None))
     front.update(v for v in jaxpr.outvars if not hasattr(v, "val") and v in src)
-    roots = _roots(parents, front) if absorb else [v for v in parents if v in front]
+    inner = _roots(parents, front)
+    roots = inner if absorb else [v for v in parents if v in front]
     if roots == [xvar] or not roots:
         return None
     others = list(jaxpr.invars[1:])
@@ -236,7 +243,7 @@ def find_front(f: Callable, args: Sequence[Any], i: int, absorb: bool = True) ->
         return g(parts, *more)
 
     where = np.concatenate([src[v] for v in roots]).astype(np.int64) - 1
-    return Front(where, shapes, dtypes, lift_parts, g, g_flat, len(front) - len(roots))
+    return Front(where, shapes, dtypes, lift_parts, g, g_flat, len(front) - len(inner))
 
 
 def _roots(parents: dict, front: set) -> list:
@@ -278,15 +285,19 @@ class FrontRows:
                 f"(was {self.was:,}): {self.front.size:,} front entries")  # fmt: skip
 
 
-def _colored(front: Front, args: Sequence[Any], i: int) -> tuple | None:
-    """(J_g's pattern, its row coloring), or None where the pattern cannot be held."""
+def _pattern(front: Front, args: Sequence[Any], i: int) -> Any:
+    """J_g's pattern, or None where it cannot be held."""
     rest = [a for k, a in enumerate(args) if k != i]
     u = np.zeros(front.size, dtype=np.result_type(*front.dtypes))
     try:
-        found = jacobian_pattern(front.g_flat, (u, *rest), 0).pattern
+        return jacobian_pattern(front.g_flat, (u, *rest), 0).pattern
     except PatternTooLarge:  # more entries than J_f's: reverse mode as it was
         return None
-    return found, color_rows(found)
+
+
+def _most_per_column(pattern: Any) -> int:
+    """The rows sharing one column at most: no row coloring takes fewer colors."""
+    return int(np.bincount(pattern.indices, minlength=1).max())
 
 
 def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
@@ -299,12 +310,14 @@ def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
     using each share w's entries (3 colors, not 2), while its rotation's columns,
     absorbed into the rotation, add no color and no entry to add up twice.
     """
-    tried = []
-    for absorb in (True, False):
+    tried = []  # (colors, entries, front, J_g's pattern, its row coloring)
+    for absorb in (False, True):
         front = find_front(f, args, i, absorb)
-        found = None if front is None else _colored(front, args, i)
-        if found is not None:
-            tried.append((found[1].count, front.size, front, *found))
+        found = None if front is None else _pattern(front, args, i)
+        # absorbing only makes rows share more entries: colored where it could tie
+        if found is not None and (not tried or _most_per_column(found) <= tried[0][0]):
+            coloring = color_rows(found)
+            tried.append((coloring.count, front.size, front, found, coloring))
         if front is None or not front.absorbed:
             break
     if not tried:
