@@ -9,6 +9,10 @@ color's seed vectors (a VJP, an HVP), batched by ``jax.vmap`` (in chunks of
 colors where all would not fit in memory); each nonzero is then read from it.
 What is compiled is that whole computation, so ``p.compile_s`` and
 ``p.cost()`` are its own, and ``p(x)`` returns a ``scipy.sparse.csr_array``.
+
+Reverse mode colors the rows of f after its data movement where that takes fewer
+passes (``adlab.engine.front``; ``p.via`` says so): ba's rows, which share a
+camera's columns 1,300 at a time, share none of their own copies of them.
 """
 
 from __future__ import annotations
