@@ -147,3 +147,20 @@ def test_a_large_front_is_taken_in_chunks_of_colors_sized_by_its_passes(monkeypa
     assert p.via and asked and min(asked) > n * n * 8  # the front's cotangent and more
     assert chunked(p.colors, min(asked)) == 1  # so one color at a time
     np.testing.assert_allclose(p(x, A).toarray(), dense, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_the_front_of_a_later_argument_at_either_precision(precision):
+    m = adlab.Model.from_source(
+        "IDX = [0, 3, 3, 1, 0, 2, 3, 4, 0, 5, 5, 3]\n\n\n"
+        "def setup(n, rng):\n    return rng.normal(size=3), rng.normal(size=6)\n\n\n"
+        "def f(c, x):\n    idx = np.asarray(IDX)\n"
+        "    return np.sin(x[idx]) * x[idx[::-1]] * c[0]\n"
+    )
+    c, x = m.setup(1)
+    p = adlab.prepare(m, c, x, mode="reverse", sparse=True, wrt=1, precision=precision)
+    dense = adlab.derivative(m, c, x, mode="reverse", wrt=1, precision=precision)
+    assert p.colors == 1 and "(was 8)" in p.via  # x[3] reaches 8 of the 12 rows
+    tol = 1e-6 if precision == "float32" else 1e-14
+    np.testing.assert_allclose(p(c, x).toarray(), np.asarray(dense).reshape(p.pattern.shape),
+                               rtol=tol, atol=tol)  # fmt: skip
