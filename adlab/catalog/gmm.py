@@ -11,7 +11,8 @@ of ADBench's GMM, as in GradBench's ``evals/gmm`` and its C++ reference
 log-sum-exps are adlab's ``logsumexp``, shifted by their maximum as the
 reference's are; written out with ``np.max``, AD would also differentiate the
 shift (masks and tie counts whose contributions cancel exactly), which made the
-gradient cost 3.2 primals instead of 2.2-2.5 on JAX (D=10, K=5, n=1000).
+gradient cost 3.2 primals instead of 2.2-2.5 on JAX (D=10, K=5, n=1000, written
+as the reference is, below).
 
 Each factor Q_k is gathered whole (diagonal and triangle) and Q_k (x_i - mu_k)
 is taken as Q_k x_i - Q_k mu_k: one matrix product of the K factors stacked
