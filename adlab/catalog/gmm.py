@@ -16,7 +16,8 @@ as the reference is, below).
 
 Each factor Q_k is gathered whole (diagonal and triangle) and Q_k (x_i - mu_k)
 is taken as Q_k x_i - Q_k mu_k: one matrix product of the K factors stacked
-(KD x D) with all n points, a K x D x n array reduced over its leading axes.
+(KD x D) with all n points: a K x D x n array, summed over D, then each of its
+n columns log-sum-exp'd over K.
 Written as the reference is, with the n x K x D centred points and a batched
 product over k, XLA's CPU backend spent most of its time transposing them, and
 reverse mode differentiated the centred points too (a second batched product):
