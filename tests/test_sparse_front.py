@@ -82,6 +82,9 @@ def test_x_entering_arithmetic_directly_is_its_own_front_value():
     with precision_scope("float64"):
         found = front.find_front(m.function("jax"), (x,), 0)
         lifted = np.concatenate([np.ravel(v) for v in found.lift(x)])
+        pattern = jacobian_pattern(m.function("jax"), (x,), 0).pattern
+        rows = front.front_rows(m.function("jax"), (x,), 0, pattern, 6)
+    assert rows.to is not None  # row 0's two copies of x[0] are added up
     blocks = [found.src[k : k + 6] for k in range(0, found.size, 6)]
     assert any(np.array_equal(b, np.arange(6)) for b in blocks)  # x itself, used by mul
     np.testing.assert_array_equal(lifted, x[found.src])  # each front entry is one of x's

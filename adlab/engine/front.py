@@ -119,10 +119,12 @@ def _labels(eqn: Any, src: dict, known: dict) -> tuple[list[np.ndarray], bool] |
 
 
 def _once(eqn: Any, known: dict) -> bool:
-    """Whether a selection equation moves each entry of its operands at most once."""
+    """Whether a selection equation moves each entry of its operands at most once, so g
+    may move them itself. A broadcast is taken as a copy even where it copies nothing
+    (ba's ``w[:, None]``, used by other rows than ``w``: absorbed, 3 colors, not 2)."""
     name = eqn.primitive.name
     if name == "broadcast_in_dim":
-        return size_of(eqn.outvars[0].aval) == size_of(eqn.invars[0].aval)
+        return False
     if name != "gather":  # slices, reshapes, concatenations...: never a copy
         return True
     # the same run on the operand's positions: an output position seen twice is a copy
@@ -306,9 +308,9 @@ def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
     of J_f, whose pattern is ``pattern``); else None. Call under ``precision_scope``.
 
     Of the front with moves absorbed into g and the one without, the one needing fewer
-    colors, then fewer entries: absorbing ba's ``w[:, None]`` into ``w`` makes the rows
-    using each share w's entries (3 colors, not 2), while its rotation's columns,
-    absorbed into the rotation, add no color and no entry to add up twice.
+    colors, then fewer entries: ba's rotation's columns, absorbed into the rotation, add
+    no color and no entry to add up twice (2 colors either way, 16 entries an
+    observation instead of 22, and one gather to read J_f's nonzeros, not a sum).
     """
     tried = []  # (colors, entries, front, J_g's pattern, its row coloring)
     for absorb in (False, True):
