@@ -10,9 +10,10 @@ np.log(np.sum(np.exp(a - m)))``)? Then AD differentiates the shift too:
 max's masks, tie counts and broadcasts, whose contributions cancel exactly,
 since the sum does not depend on the shift. Each framework's own function
 holds the shift constant instead (a stop-gradient or a derivative rule of
-its own): GradBench's gmm gradient on JAX costs 2.2-2.5 primals that way,
-3.2 written out (D=10, K=5, n=1000; 1.5-1.7 against 2.4-3.0 at D=2). The shift
-is constant at every order, so Hessians stay exact.
+its own): GradBench's gmm gradient on JAX cost 2.2-2.5 primals that way,
+3.2 written out (D=10, K=5, n=1000; 1.5-1.7 against 2.4-3.0 at D=2), measured
+with the model's earlier formulation. The shift is constant at every order, so
+Hessians stay exact.
 
 On each framework it is the framework's own: ``jax.nn.logsumexp``,
 ``torch.logsumexp``, ``tf.reduce_logsumexp``, autograd's and SciPy's
