@@ -54,7 +54,8 @@ def test_ba_through_the_front_equals_the_dense_jacobian_in_two_colors(cameras, n
     was = own_rows(m, *args)
     # an observation's two reprojection rows share its copies; its weight row uses none
     assert p.colors == 2 < was
-    assert p.via.startswith(f"2 row colors through the selection front (was {was})")
+    # J_f's rows are not colored where more rows than 2 share a column (ba's, always)
+    assert p.via.startswith(f"2 row colors through the selection front (was at least {was})")
     assert p.info().via == p.via and "via=" in repr(p)
     np.testing.assert_allclose(sparse, dense, rtol=1e-13, atol=1e-12)
     assert np.count_nonzero(dense) <= p.nnz
@@ -83,7 +84,7 @@ def test_x_entering_arithmetic_directly_is_its_own_front_value():
         found = front.find_front(m.function("jax"), (x,), 0)
         lifted = np.concatenate([np.ravel(v) for v in found.lift(x)])
         pattern = jacobian_pattern(m.function("jax"), (x,), 0).pattern
-        rows = front.front_rows(m.function("jax"), (x,), 0, pattern, 6)
+        rows, _ = front.front_rows(m.function("jax"), (x,), 0, pattern)
     assert rows.to is not None  # row 0's two copies of x[0] are added up
     blocks = [found.src[k : k + 6] for k in range(0, found.size, 6)]
     assert any(np.array_equal(b, np.arange(6)) for b in blocks)  # x itself, used by mul
@@ -163,7 +164,7 @@ def test_the_front_of_a_later_argument_at_either_precision(precision):
     c, x = m.setup(1)
     p = adlab.prepare(m, c, x, mode="reverse", sparse=True, wrt=1, precision=precision)
     dense = adlab.derivative(m, c, x, mode="reverse", wrt=1, precision=precision)
-    assert p.colors == 1 and "(was 8)" in p.via  # x[3] reaches 8 of the 12 rows
+    assert p.colors == 1 and "(was at least 8)" in p.via  # x[3] reaches 8 of 12 rows
     tol = 1e-6 if precision == "float32" else 1e-14
     np.testing.assert_allclose(p(c, x).toarray(), np.asarray(dense).reshape(p.pattern.shape),
                                rtol=tol, atol=tol)  # fmt: skip

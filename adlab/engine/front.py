@@ -273,7 +273,8 @@ class FrontRows:
             ``compressed[a, b]`` (compressed: W^T J_g, colors x U).
         to: the J_f nonzero (CSR position) each goes to, sorted; None where each goes
             to its own, in order (no duplicates to sum).
-        was: the colors J_f's own rows need.
+        was: the colors J_f's own rows need; ``exact`` False: at least (the most rows
+            sharing a column: coloring J_f's rows, 1 s on ba1, was not needed).
     """
 
     front: Front
@@ -281,10 +282,12 @@ class FrontRows:
     at: tuple[np.ndarray, np.ndarray]
     to: np.ndarray | None
     was: int
+    exact: bool = True
 
     def describe(self) -> str:
         return (f"{self.coloring.count:,} row colors through the selection front "
-                f"(was {self.was:,}): {self.front.size:,} front entries")  # fmt: skip
+                f"(was {'' if self.exact else 'at least '}{self.was:,}): "
+                f"{self.front.size:,} front entries")  # fmt: skip
 
 
 def _pattern(front: Front, args: Sequence[Any], i: int) -> Any:
@@ -302,10 +305,11 @@ def _most_per_column(pattern: Any) -> int:
     return int(np.bincount(pattern.indices, minlength=1).max())
 
 
-def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
-               ) -> FrontRows | None:  # fmt: skip
-    """Reverse mode through the front where its rows need fewer colors than ``was`` (those
-    of J_f, whose pattern is ``pattern``); else None. Call under ``precision_scope``.
+def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any
+               ) -> tuple[FrontRows | None, Coloring | None]:  # fmt: skip
+    """Reverse mode through the front where its rows need fewer colors than those of J_f
+    (whose pattern is ``pattern``), else None; and J_f's row coloring where it was made
+    to decide. Call under ``precision_scope``.
 
     Of the front with moves absorbed into g and the one without, the one needing fewer
     colors, then fewer entries: ba's rotation's columns, absorbed into the rotation, add
@@ -322,11 +326,16 @@ def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
             tried.append((coloring.count, front.size, front, found, coloring))
         if front is None or not front.absorbed:
             break
+    own = None
     if not tried:
-        return None
+        return None, own
     count, _, front, found, coloring = min(tried, key=lambda t: t[:2])
-    if count >= was:
-        return None
+    was, exact = _most_per_column(pattern), False
+    if count >= was:  # J_f's rows might take as few: color them to see
+        own = color_rows(pattern)
+        was, exact = own.count, True
+        if count >= was:
+            return None, own
     a, b = recovery(found, coloring)
     coo = found.tocoo()
     n = int(np.asarray(args[i]).size)
@@ -335,8 +344,9 @@ def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any, was: int
     fkeys = fcoo.row.astype(np.int64) * n + fcoo.col
     pos = np.minimum(np.searchsorted(fkeys, keys), max(fkeys.size - 1, 0))
     if not fkeys.size or np.any(fkeys[pos] != keys):  # not J_f's pattern: do not guess
-        return None
+        return None, own
     order = np.argsort(pos, kind="stable")
     to = pos[order]
     alone = to.size == fkeys.size and np.array_equal(to, np.arange(fkeys.size))
-    return FrontRows(front, coloring, (a[order], b[order]), None if alone else to, was)
+    rows = FrontRows(front, coloring, (a[order], b[order]), None if alone else to, was, exact)
+    return rows, own

@@ -303,14 +303,14 @@ def prepare_sparse(
         except PatternTooLarge as too_large:
             raise SizeError(refusal(too_large, model._files, kind)) from None
         pattern = detected.pattern
-        coloring = {"forward": color_columns, "reverse": color_rows, "hessian": star_color}[kind](
-            pattern
-        )
-        # reverse mode: J_f's rows that share x's entries share a color's pass; through
-        # the front (f after its data movement) they may not (ba: 2 colors, not 1,300)
-        rows = front_rows(f, cast, i, pattern, coloring.count) if kind == "reverse" else None
-        if rows is not None:
-            coloring = rows.coloring
+        rows = None
+        if kind == "reverse":
+            # J_f's rows that share x's entries share a color's pass; through the front
+            # (f after its data movement) they may not (ba: 2 colors, not 1,300)
+            rows, own = front_rows(f, cast, i, pattern)
+            coloring = rows.coloring if rows else own or color_rows(pattern)
+        else:
+            coloring = (color_columns if kind == "forward" else star_color)(pattern)
     at = recovery(pattern, coloring) if rows is None else rows.at
 
     def build(width: int | None) -> Any:
