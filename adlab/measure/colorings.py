@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..catalog import resolve_model
 from ..engine.coloring import color_columns, color_rows, star_color
+from ..engine.front import front_rows
 from ..engine.model import Model
 from ..engine.precision import precision_scope
 from ..engine.sparsity import hessian_pattern, jacobian_pattern
@@ -28,8 +29,10 @@ class ColoringRow:
         nnz: the pattern's nonzeros; ``shape`` its shape.
         colors: passes by the coloring the sparse derivative uses: columns (forward mode)
             for a Jacobian, a star coloring (HVPs) for a Hessian.
-        rows: passes by a row coloring (reverse mode); for a Hessian, by a column
-            coloring, which ignores its symmetry.
+        rows: passes by a row coloring (reverse mode: of the rows of f after its data
+            movement where that needs fewer, as the sparse derivative takes them,
+            ``adlab.engine.front``); for a Hessian, by a column coloring, which
+            ignores its symmetry.
         lower_bound: the most nonzeros in one row: no column coloring needs fewer.
         dense: the passes without coloring: n for forward mode (or n HVPs).
     """
@@ -56,10 +59,12 @@ def coloring_rows(model: str | Model, sizes: Iterable[int], kind: str = "jacobia
         with precision_scope("float64"):
             detect = hessian_pattern if kind == "hessian" else jacobian_pattern
             pattern = detect(m.function("jax"), args, i).pattern
-        if kind == "hessian":
-            first, second = star_color(pattern), color_columns(pattern)
-        else:
-            first, second = color_columns(pattern), color_rows(pattern)
+            if kind == "hessian":
+                first, second = star_color(pattern), color_columns(pattern)
+            else:
+                through, own = front_rows(m.function("jax"), args, i, pattern)
+                first = color_columns(pattern)
+                second = through.coloring if through else own or color_rows(pattern)
         out.append(ColoringRow(m.name, n, kind, int(pattern.nnz), tuple(pattern.shape),
                                first.count, second.count, first.lower_bound,
                                pattern.shape[1]))  # fmt: skip
