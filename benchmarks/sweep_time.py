@@ -17,18 +17,20 @@ reported apart. The Lab's first point is timed the same way, cold and warm, in a
 fresh process: its state with its defaults, from ``run()`` until the first record
 is applied.
 
-A point takes at least 5 repeats of about 5 ms, more (to 15) until its median's
-interval is within 10% (``adlab.measure.intervals``); the table says how many it took.
+A point takes at least 5 repeats of about 2 ms (``sweep.TARGET_S``; ``--target-s``),
+more (to 15) until its median's interval is within 10% (``adlab.measure.intervals``);
+the table says how many it took.
 
 Where the time goes, per run (seconds, each counted once, in the outermost
 of these it falls in): the noise check (the floor's repeats after the first
 size's, to 9), ``prepare`` (tracing, lowering and XLA's compile or the
-cache's load; "of which XLA" is XLA's compile alone: JAX's cache loads inside it,
+cache's load, the derivatives of a size two at a time; "of which XLA" is XLA's compile
+alone, summed over both threads (so it can exceed prepare): JAX's cache loads inside it,
 adlab's own cache skips it), warm-up calls and
 autorange, the timed repeats (the floor's beside them included), and the
 rest (setup, references' arithmetic, records).
 
-    python benchmarks/sweep_time.py [--runs 3] [--no-cache]
+    python benchmarks/sweep_time.py [--runs 3] [--no-cache] [--target-s 0.002]
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import adlab
 t1 = time.perf_counter()
 import jax
 from adlab.engine import derivative
-from adlab.measure import floor, sweep, timing
+from adlab.measure import floor, preparing, sweep, timing
 
 spent = {"noise check": 0.0, "prepare": 0.0, "warm-up + autorange": 0.0, "timed repeats": 0.0}
 xla = [0.0]
@@ -71,7 +73,8 @@ def outermost(owner, name, phase):
 
 outermost(sweep, "machine_noise", "noise check")
 outermost(derivative, "prepare", "prepare")  # the floor's (imported when first called)
-outermost(sweep, "prepare_series", "prepare")
+for name in ("compile_all", "compile", "prepare"):  # a size's, one's, the references'
+    outermost(preparing.Preparing, name, "prepare")
 outermost(timing.Stopwatch, "start", "warm-up + autorange")
 outermost(timing.Stopwatch, "repeat", "timed repeats")
 compile_ = jax.stages.Lowered.compile

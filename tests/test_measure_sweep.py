@@ -442,3 +442,35 @@ def test_a_program_loaded_from_the_cache_says_so_and_the_budget_sees_its_compile
     points = [(label, c) for label, c in given if label in ("primal", "reverse")]
     assert len(points) == 4 and points[2:] == points[:2]  # cold compile times, not the loads
     assert [r.compile_s for r in warm] != [c for _, c in points[2:]]
+
+
+def test_jax_derivatives_are_compiled_two_at_a_time_and_the_rest_on_the_sweeps_thread(
+    monkeypatch,
+):
+    """XLA's compile lets go of the GIL: a size's jitted JAX derivatives are prepared on
+    two threads; f, eager runs and other frameworks on the sweep's own."""
+    import threading
+
+    from adlab.measure import preparing
+
+    where: dict[str, set[str]] = {}
+    real = preparing.prepare_series
+
+    def spy(m, point, v):
+        where.setdefault(v.label, set()).add(threading.current_thread().name)
+        return real(m, point, v)
+
+    monkeypatch.setattr(preparing, "prepare_series", spy)
+    modes = ["forward", "reverse", "numeric[central]", "numeric[central](numpy)",
+             "reverse(eager)"]  # fmt: skip
+    records = list(adlab.bench("rosenbrock", [3, 5], modes, **FAST))
+    assert all(r.skipped is None and r.median_s > 0 for r in records)
+    me = threading.current_thread().name
+    for label in ("forward", "reverse", "numeric[central]"):
+        assert me not in where[label] and where[label], label
+    rest = [label for label in where if label not in ("forward", "reverse", "numeric[central]")]
+    assert len(rest) >= 4  # f, f eagerly, f and its differences on NumPy
+    for label in rest:
+        assert where[label] == {me}, label
+    # and they compute what they do alone: checked against the float64 reference
+    assert all(r.error < 1e-9 for r in records if r.label in ("forward", "reverse"))

@@ -46,6 +46,7 @@ class Point:
             (XLA's; PyTorch's flop count, left until ``fields``) and how JAX's CPU
             client runs it ("inline" or "async").
         watch: the stopwatch whose repeats the sweep interleaves.
+        prepare_s: the seconds ``prepare`` took, charged to the point's budget.
         record: the finished record.
     """
 
@@ -58,6 +59,7 @@ class Point:
         self.cost: Any = None
         self.dispatch: str | None = None
         self.watch: Stopwatch | None = None
+        self.prepare_s = 0.0  # seconds its prepare took (of its budget)
         self.record: Record | None = None
 
     def estimate_s(self) -> float | None:

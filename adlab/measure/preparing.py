@@ -5,18 +5,30 @@ derivative: ``prepare`` for first derivatives (``sparse`` passed on),
 ``prepare_hessian`` and ``prepare_hvp`` for second ones. An HVP is taken along
 ``direction``: fixed for a shape, so every composition and the reference
 multiply the Hessian by the same v.
+
+``Preparing`` readies a sweep's points of one size for their repeats: each
+prepared, within the budget, then warmed up (``sweep._Run._size`` orders them).
 """
 
 from __future__ import annotations
 
+import contextvars
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from ..engine.derivative import prepare
+from .._format import seconds
+from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model import Model
 from ..engine.second import prepare_hessian, prepare_hvp
+from .budget import Budget
+from .env import dispatch
+from .point import Point, finite, reason
 from .series import Series
+from .timing import Stopwatch
 
 
 def direction(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
@@ -37,3 +49,141 @@ def prepare_series(m: Model, point: tuple, v: Series) -> Any:
         return prepare_hvp(m, point[0], u, *point[1:], mode=v.scheme, **options)
     return prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
                    sparse=bool(v.sparse), **options)  # fmt: skip
+
+
+class Preparing:
+    """The points of one size made ready for their repeats: each prepared (compiled,
+    derivatives two at a time where they are JAX's), then warmed up, or skipped with
+    the reason; ``prepare`` keeps one program per size and options."""
+
+    def __init__(self, budget: Budget, target_s: float) -> None:
+        self.budget, self.target_s = budget, target_s
+        self.programs: dict[tuple, tuple[Any, list[str]]] = {}
+
+    def new_size(self) -> None:
+        self.programs = {}  # compiled programs are shape-specific
+
+    def prepare(self, m: Model, point: tuple, v: Series,
+                 caught: bool = True) -> tuple[Any, list[str]]:  # fmt: skip
+        """``prepare`` once per size and options: the reference and the measured point
+        share it (its compile time is the one measured). Returns (prepared, notes): the
+        ``UntrustedWarning``s it gave, or without ``caught`` (on a thread of
+        ``compile_all``), its caveat as that warning says it."""
+        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse))
+        if key not in self.programs:
+            if not caught:
+                p = prepare_series(m, point, v)
+                notes = [] if p.trusted else [f"{v.mode}: {p.note}"]
+            else:
+                with warnings.catch_warnings(record=True) as warned:
+                    warnings.simplefilter("always", UntrustedWarning)
+                    p = prepare_series(m, point, v)
+                notes = [str(w.message) for w in warned
+                         if issubclass(w.category, UntrustedWarning)]  # fmt: skip
+            self.programs[key] = (p, notes)
+        return self.programs[key]
+
+    def _first_guess(self, v: Series, n: int, f_evals: int, primal_s: float | None):
+        """For a series' first size only: two calls of f_evals primals (warm-up and
+        one repeat), or None. Later sizes are predicted from the series itself."""
+        if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
+            return None
+        return 2 * f_evals * primal_s
+
+    def start(self, pt: Point) -> Point:
+        """Prepare a point and warm it up (autorange included), or say why it is skipped.
+        Its repeats come later, in turn with the other points of its size."""
+        if self.check(pt):
+            self.compile(pt)
+            self.warm(pt)
+        return pt
+
+    def check(self, pt: Point) -> bool:
+        """Whether the point is to be prepared: its setup ran and it is not predicted
+        over budget (else ``pt.skipped`` says why)."""
+        if isinstance(pt.args, Exception):
+            pt.skipped = f"setup failed: {pt.args}"
+            return False
+        v, n = pt.v, pt.base["n"]
+        primal_s = pt.primal.estimate_s() if pt.primal else None
+        pt.skipped = self.budget.over(v.label, n, (pt.primal.v.label, primal_s)
+                                      if primal_s else None)  # fmt: skip
+        return pt.skipped is None
+
+    def compile_all(self, points: list[Point]) -> None:
+        """``compile`` each point, jitted JAX programs two at a time.
+
+        XLA's compile lets go of the GIL, so two compiles, or one beside another's
+        tracing, share the 2 cores of a small machine: the default sweep's 35
+        derivatives took 5.1 s to prepare one by one, cold, XLA's compile 3.6 s of it.
+        Each ``compile_s`` is its own compile's seconds, a few percent over what it
+        takes alone. Other frameworks' programs are prepared one by one (TensorFlow's
+        NumPy behaviour is switched per call, process-wide), and so is a series whose
+        caveats come only as a warning (second order, sparse): the warnings module's
+        record of them is not per thread.
+        """
+        pooled = [p for p in points if p.v.backend == "jax" and p.v.jit
+                  and p.base["order"] == 1 and not p.v.sparse]  # fmt: skip
+        for p in points:
+            if p not in pooled:
+                self.compile(p)
+        if len(pooled) < 2:
+            for p in pooled:
+                self.compile(p)
+            return
+        # each in a copy of this thread's context (how errors are worded: the command
+        # line's terms); its caveat read from its program (``trusted``, ``note``)
+        runs = [(contextvars.copy_context(), p) for p in pooled]
+        with warnings.catch_warnings(record=True), ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda cp: cp[0].run(self.compile, cp[1], False), runs))
+
+    def compile(self, pt: Point, caught: bool = True) -> None:
+        """Prepare the point's program and read its cost; ``pt.skipped`` says why not."""
+        v = pt.v
+        start = time.perf_counter()
+        try:
+            p, notes = self.prepare(pt.m, pt.args, v, caught)
+            # XLA's analysis reads the compiled program; PyTorch counts by running it,
+            # so its count waits until after the timing (Point.counted)
+            pt.prepared, pt.notes = p, list(notes)
+            pt.cost = p.cost() if v.backend == "jax" else None
+            if pt.cost:
+                pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
+            colors, nnz = getattr(p, "colors", None), getattr(p, "nnz", None)  # sparse only
+            pt.base.update(
+                compile_s=p.compile_s,
+                f_evals=p.f_evals,
+                colors=colors,
+                nnz=nnz,
+                compile_loaded=getattr(p, "compile_loaded", None),
+            )
+        except Exception as exc:  # ModelError, SizeError, ...: shown, the sweep goes on
+            pt.skipped = reason(exc)
+        pt.prepare_s = time.perf_counter() - start
+
+    def warm(self, pt: Point) -> None:
+        """Warm a prepared point up (autorange included), or say why it is skipped."""
+        if pt.skipped or pt.prepared is None:
+            return
+        v, n, p = pt.v, pt.base["n"], pt.prepared
+        start = time.perf_counter() - pt.prepare_s
+        budget_s = self.budget.budget_s
+        if pt.prepare_s > budget_s:
+            pt.skipped = f"prepare took {seconds(pt.prepare_s)} > budget {seconds(budget_s)}"
+            return
+        primal_s = pt.primal.estimate_s() if pt.primal else None
+        first = self._first_guess(v, n, p.f_evals, primal_s)
+        if first is not None and pt.prepare_s + first > budget_s:
+            pt.skipped = (f"predicted {seconds(first)} ({p.f_evals} f evals x primal, "
+                          f"twice) > budget {seconds(budget_s)}")  # fmt: skip
+            return
+        try:
+            fn = p.with_error if v.scheme == "richardson" else p
+            # p.inputs: cast and on the device (as in a training loop), no copy timed.
+            # The first call is kept apart, uncharged (eager JAX compiles each operation
+            # at a new shape; PyTorch's first jvp sets itself up): the budget is for warm calls.
+            pt.watch = Stopwatch(fn, p.inputs, target_s=self.target_s,
+                                 budget_s=budget_s - (time.perf_counter() - start))  # fmt: skip
+            pt.watch.start()
+        except Exception as exc:  # ModelError, SizeError, ...: shown, the sweep goes on
+            pt.watch, pt.skipped = None, reason(exc)

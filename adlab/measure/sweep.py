@@ -2,7 +2,8 @@
 
 Order: for each size n (ascending), for each variant, the primal of f with the
 variant's options (measured once per model and options) and then the variant
-itself. At one size every point is prepared and warmed up in that order, then
+itself. At one size every point is prepared and warmed up (f first; the
+derivatives' JAX programs compiled two at a time, ``preparing.Preparing``), then
 their repeats, and the dispatch floor's, are taken in turn (round robin): a
 change of load on a shared machine then hits all of them alike, instead of
 whichever point happened to run during it. The records of a size are yielded
@@ -23,7 +24,6 @@ too small: an A/A test of two sweeps found 4 significant crossovers in 9 runs at
 
 from __future__ import annotations
 
-import time
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -33,11 +33,10 @@ from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
 from ..engine.backends import get_backend
-from ..engine.derivative import UntrustedWarning
 from ..engine.model import Model
 from ..engine.modes import get_rule
 from .budget import Budget
-from .env import dispatch, environment
+from .env import environment
 from .floor import (
     NOISE_LIMIT,
     NoisyMachineWarning,
@@ -47,8 +46,8 @@ from .floor import (
     noise_text,
 )
 from .intervals import INTERVAL_WIDTH
-from .point import Point, finite, reason
-from .preparing import prepare_series
+from .point import Point, reason
+from .preparing import Preparing
 from .references import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .series import Series, parse_variants
 from .stream import Sweep
@@ -177,7 +176,8 @@ class _Run:
         self.interval_width = interval_width
         self.seed = seed
         self.warn = warn
-        self.refs = References(reference, budget, self._prepare)
+        self.prep = Preparing(budget, target_s)
+        self.refs = References(reference, budget, self.prep.prepare)
         models: dict[tuple, Model] = {}
         self.series: list[tuple[Model, Series, Series]] = []  # (model, primal, variant)
         for v in variants:
@@ -199,7 +199,6 @@ class _Run:
         self._env: dict[tuple[str, str], dict] = {}
         self._noise: float | None = None
         self.id = uuid.uuid4().hex[:12]  # env["sweep"]: which records were measured together
-        self._prepared: dict[tuple, tuple[Any, list[str]]] = {}
 
     def env(self, precision: str, backend: str = "jax") -> dict[str, Any]:
         """The records' environment: JAX's and the machine's, and the framework that ran them."""
@@ -231,9 +230,10 @@ class _Run:
             warnings.warn(noise_text(self._noise), NoisyMachineWarning, stacklevel=5)
 
     def _size(self, n: int) -> list[Record]:
-        """All points of one size: prepared and warmed one by one, then their repeats
-        (and the floor's) taken in turn; their records in the series' order."""
-        self._prepared = {}  # per size: compiled programs are shape-specific
+        """All points of one size: f prepared and warmed, the derivatives prepared (JAX's
+        two at a time, ``Preparing.compile_all``) and warmed, then their repeats (and the
+        floor's) taken in turn; their records in the series' order."""
+        self.prep.new_size()
         self.refs.new_size()
         args: dict[int, tuple | Exception] = {}
         primals: dict[tuple, Point] = {}
@@ -243,11 +243,18 @@ class _Run:
                 args[id(m)] = self._setup(m, n)
             pkey = (id(m), pv.label)
             if pkey not in primals:
-                primals[pkey] = self._start(Point(m, pv, args[id(m)], None, self._base(m, pv, n)))
+                primals[pkey] = self.prep.start(
+                    Point(m, pv, args[id(m)], None, self._base(m, pv, n))
+                )
                 points.append(primals[pkey])
             if v.mode != "primal":
-                point = Point(m, v, args[id(m)], primals[pkey], self._base(m, v, n))
-                points.append(self._start(point))
+                points.append(Point(m, v, args[id(m)], primals[pkey], self._base(m, v, n)))
+        # f first (how it grew tells how the passes of f grow), then the derivatives,
+        # compiled two at a time, then warmed one by one
+        later = [p for p in points if p.primal is not None]
+        self.prep.compile_all([p for p in later if self.prep.check(p)])
+        for p in later:
+            self.prep.warm(p)
         live = [p for p in points if p.watch is not None]
         # the floors beside them: each framework's trivial call, and JAX's hand-off to
         # a worker thread
@@ -270,83 +277,12 @@ class _Run:
         except Exception as exc:  # recorded on every point of this size
             return exc
 
-    def _prepare(self, m: Model, point: tuple, v: Series) -> tuple[Any, list[str]]:
-        """``prepare`` once per size and options: the reference and the measured point
-        share it (its compile time is the one measured). Returns (prepared, notes)."""
-        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse))
-        if key not in self._prepared:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UntrustedWarning)
-                p = prepare_series(m, point, v)
-            notes = [str(w.message) for w in caught if issubclass(w.category, UntrustedWarning)]
-            self._prepared[key] = (p, notes)
-        return self._prepared[key]
-
-    def _first_guess(self, v: Series, n: int, f_evals: int, primal_s: float | None):
-        """For a series' first size only: two calls of f_evals primals (warm-up and
-        one repeat), or None. Later sizes are predicted from the series itself."""
-        if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
-            return None
-        return 2 * f_evals * primal_s
-
     def _base(self, m: Model, v: Series, n: int) -> dict[str, Any]:
         return dict(
             model=m.name, mode=v.mode, n=n, label=v.label, scheme=v.scheme, jit=bool(v.jit),
             precision=v.precision, backend=v.backend, settings=dict(m.settings),
             env=self.env(v.precision, v.backend), order=get_rule(v.mode).order,
         )  # fmt: skip
-
-    def _start(self, pt: Point) -> Point:
-        """Prepare a point and warm it up (autorange included), or say why it is skipped.
-        Its repeats come later, in turn with the other points of its size."""
-        v, n = pt.v, pt.base["n"]
-        if isinstance(pt.args, Exception):
-            pt.skipped = f"setup failed: {pt.args}"
-            return pt
-        # f at this size is started first: how it grew tells how the passes of f grow
-        primal_s = pt.primal.estimate_s() if pt.primal else None
-        pt.skipped = self.budget.over(v.label, n, (pt.primal.v.label, primal_s)
-                                      if primal_s else None)  # fmt: skip
-        if pt.skipped:
-            return pt
-        start = time.perf_counter()
-        budget_s = self.budget.budget_s
-        try:
-            p, notes = self._prepare(pt.m, pt.args, v)
-            # XLA's analysis reads the compiled program; PyTorch counts by running it,
-            # so its count waits until after the timing (Point.counted)
-            pt.prepared, pt.notes = p, list(notes)
-            pt.cost = p.cost() if v.backend == "jax" else None
-            if pt.cost:
-                pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
-            colors, nnz = getattr(p, "colors", None), getattr(p, "nnz", None)  # sparse only
-            pt.base.update(
-                compile_s=p.compile_s,
-                f_evals=p.f_evals,
-                colors=colors,
-                nnz=nnz,
-                compile_loaded=getattr(p, "compile_loaded", None),
-            )
-            spent = time.perf_counter() - start
-            if spent > budget_s:
-                pt.skipped = f"prepare took {seconds(spent)} > budget {seconds(budget_s)}"
-                return pt
-            primal_s = pt.primal.estimate_s() if pt.primal else None
-            first = self._first_guess(v, n, p.f_evals, primal_s)
-            if first is not None and spent + first > budget_s:
-                pt.skipped = (f"predicted {seconds(first)} ({p.f_evals} f evals x primal, "
-                              f"twice) > budget {seconds(budget_s)}")  # fmt: skip
-                return pt
-            fn = p.with_error if v.scheme == "richardson" else p
-            # p.inputs: cast and on the device (as in a training loop), no copy timed.
-            # The first call is kept apart, uncharged (eager JAX compiles each operation
-            # at a new shape; PyTorch's first jvp sets itself up): the budget is for warm calls.
-            pt.watch = Stopwatch(fn, p.inputs, target_s=self.target_s,
-                                 budget_s=budget_s - (time.perf_counter() - start))  # fmt: skip
-            pt.watch.start()
-        except Exception as exc:  # ModelError, SizeError, ...: shown, the sweep goes on
-            pt.watch, pt.skipped = None, reason(exc)
-        return pt
 
     def _finish(self, pt: Point, floor: Timing | None, async_floor: Timing | None) -> Record:
         """The point's record, once its repeats are in (``floor``: its framework's;
