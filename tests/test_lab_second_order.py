@@ -255,3 +255,16 @@ def test_ticks_that_make_no_series_say_what_to_tick():
         "Choose at least one mode and one framework to measure, and a composition that "
         "Hessian or HVP takes (complex step: Hessian only)."
     )
+
+
+def test_a_reverse_pattern_colored_through_the_front_says_so():
+    """ba's rows of one color share cameras' columns of f: they are colored on the front's
+    rows (2 colors), and the title says so, so the picture does not read as wrong."""
+    from adlab.lab.patterns import patterns
+
+    (shown,) = patterns(adlab.catalog.resolve_model("ba"), ["reverse(sparse)"], [40], "float64")
+    assert (shown.kind, shown.colors) == ("reverse", 2) and "selection front" in shown.via
+    assert shown.title() == f"reverse: 2 colors of rows via the front, {shown.nnz} nonzeros, n = 40"
+    (plain,) = patterns(adlab.catalog.resolve_model("bvp_residual"), ["reverse(sparse)"], [40],
+                        "float64")  # fmt: skip
+    assert plain.via is None and "front" not in plain.title()

@@ -39,6 +39,9 @@ class SparsityShown:
         pattern: the boolean pattern, a ``scipy.sparse.csr_array``.
         coloring: the ``Coloring`` whose ``count`` passes the sparse series takes.
         nnz: the pattern's nonzeros.
+        via: how the passes were found where not from this pattern's own coloring
+            (``SparsePrepared.via``: reverse mode through the selection front, whose
+            rows of one color may share a column of this pattern, not of the front's).
     """
 
     label: str
@@ -47,6 +50,7 @@ class SparsityShown:
     pattern: Any
     coloring: Coloring
     nnz: int
+    via: str | None = None
 
     @property
     def colors(self) -> int:
@@ -59,6 +63,8 @@ class SparsityShown:
             colors = f"Hessian: {self.colors} star color{plural}"
         else:
             colors = f"{self.kind}: {self.colors} color{plural} of {_PASSES[self.kind][1]}"
+            if self.via:
+                colors += " via the front"
         return f"{colors}, {self.nnz} nonzeros, n = {self.n}"
 
 
@@ -91,7 +97,7 @@ def patterns(model: Model, variants: Sequence[str], sizes: Sequence[int], precis
                                jit=False, precision=precision)  # fmt: skip
         except Exception:  # noqa: BLE001 - the records say why, on the user's line
             continue
-        yield SparsityShown(label, kind, n, p.pattern, p.coloring, int(p.nnz))
+        yield SparsityShown(label, kind, n, p.pattern, p.coloring, int(p.nnz), p.via)
 
 
 def colors_notes(records: Iterable[Record]) -> list[str]:
