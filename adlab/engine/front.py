@@ -34,7 +34,7 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .coloring import Coloring, color_rows, recovery
 from .index_sets import PatternTooLarge, inexact, size_of
-from .sparsity import jacobian_pattern
+from .sparsity import flat_program, jacobian_pattern
 
 #: primitives that move or copy entries, never combine them
 SELECTION = frozenset({
@@ -185,18 +185,9 @@ def find_front(f: Callable, args: Sequence[Any], i: int, absorb: bool = True) ->
     Call it with JAX at the arguments' precision (``precision_scope``), as
     ``jacobian_pattern``: the program read is the same.
     """
-    x = np.asarray(args[i])
-    shape, n = x.shape, int(x.size)
-    if n >= 2**31 - 1:  # labels are int32
+    if np.size(args[i]) >= 2**31 - 1:  # labels are int32
         return None
-    rest = [a for k, a in enumerate(args) if k != i]
-
-    def flat(xf, *others):
-        new = list(others)
-        new.insert(i, xf.reshape(shape))
-        return f(*new)
-
-    closed = jax.make_jaxpr(flat)(x.ravel(), *rest)
+    closed, n = flat_program(f, args, i)
     jaxpr = closed.jaxpr
     xvar = jaxpr.invars[0]
     src = {xvar: np.arange(1, n + 1, dtype=np.int32)}

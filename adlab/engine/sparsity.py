@@ -286,14 +286,11 @@ def refusal(too_large: PatternTooLarge, files: frozenset[str], kind: str) -> str
             "or a Jacobian-vector product), or a smaller n")  # fmt: skip
 
 
-def jacobian_pattern(f: Callable, args: Sequence[Any], i: int) -> Detected:
-    """The pattern of d f / d args[i], (outputs x inputs), f's output and args[i] flattened.
-
-    The other arguments are traced as unknowns: the pattern holds for any data.
-    Call it with JAX at the arguments' precision (``precision_scope``).
-    """
+def flat_program(f: Callable, args: Sequence[Any], i: int) -> tuple[Any, int]:
+    """f's program (a closed jaxpr) as a function of args[i] flattened, then the other
+    arguments; and args[i]'s size."""
     x = np.asarray(args[i])
-    shape, n = x.shape, int(x.size)
+    shape = x.shape
     rest = [a for k, a in enumerate(args) if k != i]
 
     def flat(xf, *others):
@@ -301,7 +298,16 @@ def jacobian_pattern(f: Callable, args: Sequence[Any], i: int) -> Detected:
         new.insert(i, xf.reshape(shape))
         return f(*new)
 
-    closed = jax.make_jaxpr(flat)(x.ravel(), *rest)
+    return jax.make_jaxpr(flat)(x.ravel(), *rest), int(x.size)
+
+
+def jacobian_pattern(f: Callable, args: Sequence[Any], i: int) -> Detected:
+    """The pattern of d f / d args[i], (outputs x inputs), f's output and args[i] flattened.
+
+    The other arguments are traced as unknowns: the pattern holds for any data.
+    Call it with JAX at the arguments' precision (``precision_scope``).
+    """
+    closed, n = flat_program(f, args, i)
     jaxpr = closed.jaxpr
     walk = _Walk(n)
     pats = [sp.eye_array(n, dtype=bool, format="csr")] + [None] * (len(jaxpr.invars) - 1)
