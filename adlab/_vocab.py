@@ -117,8 +117,10 @@ class Record:
     size that have one, and the floor such a point is marked against: that
     hand-off swings most with the load.
     ``env["noise"]`` is how noisy the machine was as the sweep began (see
-    ``adlab.measure.floor.machine_noise``), ``env["sweep"]`` an id shared by the
-    records of one sweep.
+    ``adlab.measure.floor.machine_noise``; the floor beside the first size's
+    points), ``env["noise_alone"]`` the same of the floor timed alone where that
+    was over the limit (a warning needs both), ``env["sweep"]`` an id shared by
+    the records of one sweep.
 
     A second derivative has ``order`` 2, ``mode`` "hessian" or "hvp", and its
     composition of modes in ``scheme`` (e.g. "forward-over-reverse"). A sparse

@@ -255,6 +255,23 @@ def test_a_noisy_machine_is_warned_and_recorded(monkeypatch):
     assert "noise: this machine is noisy" in adlab.format_table(records)
 
 
+def test_a_floor_noisy_only_beside_the_points_is_no_noisy_machine(monkeypatch):
+    """The floor's repeats beside a size's points pay for their neighbours; the warning
+    needs the floor timed alone to spread as much. The margin keeps the spread beside."""
+    spreads = {True: 0.6, False: 0.05}  # beside the points (a watch given), alone
+    monkeypatch.setattr(sweep_mod, "machine_noise",
+                        lambda *a, watch=None, **k: spreads[watch is not None])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoisyMachineWarning)
+        records = list(adlab.bench("normal_logpdf", [2], ["reverse"], **FAST))
+    assert all((r.env["noise"], r.env["noise_alone"]) == (0.6, 0.05) for r in records)
+    assert "noise:" not in adlab.format_table(records)
+    spreads[False] = 0.5  # alone too: the machine is noisy; the smaller spread is said
+    with pytest.warns(NoisyMachineWarning, match="50%"):
+        records = list(adlab.bench("normal_logpdf", [2], ["reverse"], **FAST))
+    assert "noise: this machine is noisy" in adlab.format_table(records)
+
+
 def test_a_quiet_machine_is_not_warned_and_warn_false_stays_silent(monkeypatch):
     monkeypatch.setattr(sweep_mod, "machine_noise", lambda *a, **k: NOISE_LIMIT / 2)
     with warnings.catch_warnings():
