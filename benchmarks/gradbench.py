@@ -24,14 +24,19 @@ and its JAX tool pins itself to CPU 0), unless ``--cpu none``. adlab runs with i
 compile cache off (``ADLAB_CACHE=0``) unless ``--cache``: its compile timing is then a
 compile, as a first-time user meets it.
 
+``--rounds N`` runs every session N times, in turn, and takes each ratio as the median of
+the rounds' (GradBench times a primal and its derivative in separate messages, so load
+between them moves one session's ratio by about 20%).
+
 Run: ``GRADBENCH_DIR=/work/gradbench python benchmarks/gradbench.py [--quick]
 [--evals llsq,lse] [--modes reverse,forward] [--tools manual,jax,adlab]
-[--backend jax] [--log-dir DIR]``.
+[--backend jax] [--log-dir DIR] [--rounds 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import statistics
@@ -102,12 +107,46 @@ class Row:
     published_s: float | None = None
     published_median_s: float | None = None
     first_s: float | None = None
+    ratios: tuple[float, ...] = ()
 
     @property
     def ratio(self) -> float | None:
+        """derivative / primal; over several rounds (``ratios``), the median of each
+        round's, whose primal and derivative were timed in one session."""
+        if self.ratios:
+            return statistics.median(self.ratios)
         if self.primal_s and self.derivative_s is not None:
             return self.derivative_s / self.primal_s
         return None
+
+
+def _median(xs: Sequence[float | None]) -> float | None:
+    got = [x for x in xs if x is not None]
+    return statistics.median(got) if got else None
+
+
+def merge_rounds(rounds: Sequence[Sequence[Row]]) -> list[Row]:
+    """One row per eval, tool and size from several rounds of the same runs: medians of
+    the times, the median of each round's ratio, the runs added up; valid only where
+    every round was (else the first other verdict)."""
+    by_key: dict[tuple[str, str, str], list[Row]] = {}
+    for rows in rounds:
+        for r in rows:
+            by_key.setdefault((r.eval, r.tool, r.size), []).append(r)
+    merged = []
+    for same in by_key.values():
+        bad = [r.verdict for r in same if r.verdict != "valid"]
+        merged.append(dataclasses.replace(
+            same[0], verdict=bad[0] if bad else "valid",
+            primal_s=_median([r.primal_s for r in same]),
+            derivative_s=_median([r.derivative_s for r in same]),
+            runs=sum(r.runs for r in same), setup_s=_median([r.setup_s for r in same]) or 0.0,
+            published_s=_median([r.published_s for r in same]),
+            published_median_s=_median([r.published_median_s for r in same]),
+            first_s=_median([r.first_s for r in same]),
+            ratios=tuple(r.ratio for r in same if r.ratio is not None) if len(same) > 1 else (),
+        ))  # fmt: skip
+    return merged
 
 
 def _named_s(timings: Sequence[dict], name: str) -> list[float]:
@@ -183,9 +222,16 @@ def main_table(rows: Sequence[Row]) -> str:
         "setup",
         "verdict",
     ]
-    body = [[r.eval, r.size, r.tool, seconds(r.primal_s), seconds(r.derivative_s), _x(r.ratio),
+    body = [[r.eval, r.size, r.tool, seconds(r.primal_s), seconds(r.derivative_s), _spread(r),
              str(r.runs), seconds(r.setup_s or None), r.verdict] for r in rows]  # fmt: skip
     return _md(header, body)
+
+
+def _spread(r: Row) -> str:
+    """The ratio, and over several rounds the range of theirs."""
+    if len(r.ratios) < 2:
+        return _x(r.ratio)
+    return f"{_x(r.ratio)} ({_x(min(r.ratios))}-{_x(max(r.ratios))})"
 
 
 def _by_size(rows: Sequence[Row]) -> dict[tuple[str, str], dict[str, Row]]:
@@ -324,6 +370,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--cache", action="store_true", help="let adlab use its JAX compile cache")
     p.add_argument("--log-dir", default=None, help="keep each session's transcript there")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every session this many times, in turn; each ratio is then "
+                        "the median of the rounds' (load between a primal's message and "
+                        "its derivative's moves one round's by +-20%%)")  # fmt: skip
     args = p.parse_args(argv)
     if args.quick:
         args.min_seconds = 0.0
@@ -341,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.log_dir:
         Path(args.log_dir).mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    rows = run_all(args)
+    rows = merge_rounds([run_all(args) for _ in range(max(args.rounds, 1))])
     load = os.getloadavg()
     print(main_table(rows))
     print("\nThe goal: adlab's best mode's derivative/primal ratio no worse than manual's.\n")

@@ -147,6 +147,21 @@ def test_the_goal_compares_adlabs_best_valid_ratio_with_manuals(bench):
     assert "none valid" in line and line.rstrip(" |").endswith("-")
 
 
+def test_rounds_are_merged_into_medians_of_each_rounds_ratio(bench):
+    """--rounds: a primal and its derivative are timed in separate messages, so each
+    round's ratio is paired within its session, and the median of those is reported."""
+    row = bench.Row("gmm", "manual", "valid", size="2_5", primal_s=1.0, derivative_s=2.0, runs=3)
+    rounds = [[row], [dataclasses.replace(row, primal_s=2.0)],  # 1x
+              [dataclasses.replace(row, derivative_s=6.0)]]  # 6x  # fmt: skip
+    (merged,) = bench.merge_rounds(rounds)
+    assert merged.ratio == 2.0 and sorted(merged.ratios) == [1.0, 2.0, 6.0]
+    assert (merged.primal_s, merged.derivative_s, merged.runs) == (1.0, 2.0, 9)
+    assert "2x (1x-6x)" in bench.main_table([merged])
+    bad = bench.merge_rounds([[row], [dataclasses.replace(row, verdict="dir invalid: x")]])
+    assert bad[0].verdict == "dir invalid: x"
+    assert bench.merge_rounds([[row]])[0] == row  # one round: as it was
+
+
 def test_the_jax_table_sets_the_published_mean_against_the_honest_median(bench):
     rows = _rows(bench)
     by_tool = {r.tool: r for r in rows}
