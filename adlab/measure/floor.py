@@ -146,14 +146,9 @@ def noise_text(noise: float) -> str:
 def noisy(records: Iterable[Record]) -> str | None:
     """The noise warning's text when the records' machine was too noisy, else None: by
     the floor timed alone too (``env["noise_alone"]``) where the sweep measured it."""
-    levels = [_noise_level(r.env) for r in records if r.env]
+    levels = [r.env.get("noise_alone", r.env.get("noise")) for r in records if r.env]
     worst = max((x for x in levels if x is not None), default=None)
     return noise_text(worst) if worst is not None and worst > NOISE_LIMIT else None
-
-
-def _noise_level(env: dict) -> float | None:
-    noise = env.get("noise")
-    return None if noise is None else min(noise, env.get("noise_alone", noise))
 
 
 def floor_kind(backend: str | None) -> str:

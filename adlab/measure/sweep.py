@@ -235,14 +235,13 @@ class _Run:
         self._noise = machine_noise(precision, self.target_s, watch=watch)
         alone = self._noise
         if watch is not None and self._noise > NOISE_LIMIT:
-            alone = machine_noise(precision, self.target_s)
+            alone = min(self._noise, machine_noise(precision, self.target_s))
         self._noise_alone = alone
         for env in self._env.values():
             env["noise"], env["noise_alone"] = self._noise, alone
-        if self.warn and min(self._noise, alone) > NOISE_LIMIT:
+        if self.warn and alone > NOISE_LIMIT:
             # stacklevel: past _size, records() and Sweep.__next__, to the loop that asked
-            warnings.warn(noise_text(min(self._noise, alone)), NoisyMachineWarning,
-                          stacklevel=5)  # fmt: skip
+            warnings.warn(noise_text(alone), NoisyMachineWarning, stacklevel=5)
 
     def _size(self, n: int) -> list[Record]:
         """All points of one size: f prepared and warmed, the derivatives prepared (JAX's
