@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import adlab
 from adlab.catalog.gradbench import gradbench_eval
-from adlab.gradbench.jobs import Options
+from adlab.gradbench.jobs import Job, Options
 from adlab.gradbench.tool import Tool
 
 GOLDEN = Path(__file__).parent / "fixtures" / "gradbench" / "golden"
@@ -113,6 +114,22 @@ def test_the_tool_answers_ba_jacobian_as_the_eval_expects(mode):
             np.testing.assert_allclose(got["vals"], want["vals"], rtol=1e-6, atol=1e-6)
         else:
             assert_same_json(response["output"], case["output"])
+
+
+def test_a_sparse_run_ends_at_the_nonzeros_and_the_answer_packs_them():
+    """The timed run of a sparse Jacobian returns its nonzeros in CSR order, the layout
+    ADBench's BASparseMat holds (SciPy's packing is the answer's conversion, untimed):
+    the same matrix ``p(x)`` returns."""
+    (case, *_) = cases("ba", "jacobian")
+    model, args = gradbench_eval("ba").inputs(case["input"])
+    job = Job("sparse", model, args, Options(mode="reverse"))
+    job.bind(args)
+    run = job.call()
+    assert not isinstance(run, sp.sparray) and np.ndim(run) == 1
+    packed, p = job.to_numpy(run), job._parts[0][0]
+    want = p(*args)
+    assert run.shape == (want.nnz,)
+    assert (packed != want).nnz == 0 and packed.shape == want.shape
 
 
 def test_ba_colors_are_few_and_do_not_grow_with_n():
