@@ -80,25 +80,28 @@ def _first_fit(pattern: sp.csr_array) -> np.ndarray:
     Columns are taken by decreasing bound on their degree (the nonzeros of the rows
     they touch: on random patterns 1.6% more colors than networkx's exact largest-first,
     the count of a column's own nonzeros 3.3%); each gets the least color that none of
-    its rows has yet (``used``: rows x colors). The work is the pattern's nonzeros
-    times the colors, not the graph's edges.
+    its rows has yet. The work is the pattern's nonzeros, not the graph's edges.
     """
     csr = sp.csr_array(pattern, dtype=bool)
     per_row = np.diff(csr.indptr)
     csc = sp.csc_array(csr)
     csc.sort_indices()
     bound = sp.csc_array(csc, dtype=np.int64).T @ per_row
-    used = np.zeros((csc.shape[0], max(_most(per_row), 1)), dtype=bool)
-    colors = np.zeros(csc.shape[1], dtype=np.int64)
+    # each row's colors so far as the bits of a Python int: two integer operations per
+    # nonzero, where a NumPy call per column cost ~4 us each (ba1: 0.8 s, now 0.2 s)
+    used = [0] * csc.shape[0]
+    bits = [0] * csc.shape[1]
+    indices, indptr = csc.indices, csc.indptr.tolist()
     for j in np.argsort(-bound, kind="stable").tolist():
-        rows = csc.indices[csc.indptr[j] : csc.indptr[j + 1]]
-        free = ~used[rows].any(axis=0)
-        c = int(free.argmax()) if free.any() else used.shape[1]
-        if c == used.shape[1]:  # every color taken: twice as many columns of colors
-            used = np.concatenate([used, np.zeros_like(used)], axis=1)
-        used[rows, c] = True
-        colors[j] = c
-    return colors
+        rows = indices[indptr[j] : indptr[j + 1]].tolist()
+        taken = 0
+        for r in rows:
+            taken |= used[r]
+        bit = ~taken & (taken + 1)  # the lowest bit not taken: the least free color
+        for r in rows:
+            used[r] |= bit
+        bits[j] = bit
+    return np.array([b.bit_length() - 1 for b in bits], dtype=np.int64)
 
 
 def color_columns(pattern: sp.csr_array, kind: str = "columns") -> Coloring:

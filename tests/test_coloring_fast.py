@@ -1,0 +1,81 @@
+"""The first-fit coloring kept each row's colors as NumPy booleans, one NumPy call per
+column (ba1: 0.8 s a coloring); it now keeps them as the bits of Python ints. The colors
+must not move: the oracle is the old implementation, kept here as it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from adlab.engine.coloring import _first_fit, is_column_coloring
+
+
+def _most(counts: np.ndarray) -> int:
+    return int(counts.max()) if counts.size else 0
+
+
+def first_fit_as_it_was(pattern: sp.csr_array) -> np.ndarray:
+    """adlab.engine.coloring._first_fit before the bitmasks (commit 2066d92)."""
+    csr = sp.csr_array(pattern, dtype=bool)
+    per_row = np.diff(csr.indptr)
+    csc = sp.csc_array(csr)
+    csc.sort_indices()
+    bound = sp.csc_array(csc, dtype=np.int64).T @ per_row
+    used = np.zeros((csc.shape[0], max(_most(per_row), 1)), dtype=bool)
+    colors = np.zeros(csc.shape[1], dtype=np.int64)
+    for j in np.argsort(-bound, kind="stable").tolist():
+        rows = csc.indices[csc.indptr[j] : csc.indptr[j + 1]]
+        free = ~used[rows].any(axis=0)
+        c = int(free.argmax()) if free.any() else used.shape[1]
+        if c == used.shape[1]:  # every color taken: twice as many columns of colors
+            used = np.concatenate([used, np.zeros_like(used)], axis=1)
+        used[rows, c] = True
+        colors[j] = c
+    return colors
+
+
+def random_pattern(rng: np.random.Generator, m: int, n: int, density: float) -> sp.csr_array:
+    return sp.csr_array(sp.random_array((m, n), density=density, rng=rng) != 0)
+
+
+def same_colors(pattern: sp.csr_array) -> np.ndarray:
+    got, want = _first_fit(pattern), first_fit_as_it_was(pattern)
+    assert got.dtype == want.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+    assert is_column_coloring(pattern, got)
+    return got
+
+
+@pytest.mark.parametrize("density", [0.02, 0.1, 0.4])
+def test_random_patterns_get_the_colors_they_got(density):
+    rng = np.random.default_rng(7)
+    for _ in range(15):
+        m, n = rng.integers(1, 80, 2)
+        same_colors(random_pattern(rng, int(m), int(n), density))
+
+
+def test_more_than_64_colors_are_the_same():
+    """Past 64 colors a row's bits no longer fit a machine word, and the old table doubled."""
+    rng = np.random.default_rng(3)
+    dense_rows = np.zeros((3, 300), dtype=bool)
+    dense_rows[0, :150] = dense_rows[1, 100:] = dense_rows[2, ::2] = True
+    pattern = sp.csr_array(np.vstack([dense_rows, random_pattern(rng, 200, 300, 0.05).toarray()]))
+    colors = same_colors(pattern)
+    assert colors.max() + 1 >= 200  # row 1 alone needs 200 colors
+    # fully dense: every column its own color, 0..n-1 in the greedy order
+    assert sorted(same_colors(sp.csr_array(np.ones((4, 130), dtype=bool)))) == list(range(130))
+
+
+def test_empty_rows_columns_and_shapes():
+    rng = np.random.default_rng(5)
+    a = random_pattern(rng, 40, 30, 0.15).toarray()
+    a[::3] = False  # empty rows
+    a[:, ::4] = False  # empty columns: color 0, with anything
+    colors = same_colors(sp.csr_array(a))
+    assert np.all(colors[::4] == 0)
+    assert same_colors(sp.csr_array((0, 5), dtype=bool)).tolist() == [0] * 5
+    assert same_colors(sp.csr_array((6, 0), dtype=bool)).shape == (0,)
+    assert same_colors(sp.csr_array((0, 0), dtype=bool)).shape == (0,)
+    assert same_colors(sp.csr_array((7, 9), dtype=bool)).tolist() == [0] * 9
