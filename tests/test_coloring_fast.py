@@ -1,6 +1,7 @@
-"""The first-fit coloring kept each row's colors as NumPy booleans, one NumPy call per
-column (ba1: 0.8 s a coloring); it now keeps them as the bits of Python ints. The colors
-must not move: the oracle is the old implementation, kept here as it was.
+"""The colorings keep each row's (or vertex's) colors as the bits of Python ints: the
+first-fit coloring held them as NumPy booleans, one NumPy call per column (ba1: 0.8 s a
+coloring), the graph coloring was networkx's (4 s at ``WORK_MAX``). The colors must not
+move: the oracles are the old first-fit code, kept here as it was, and networkx.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from adlab.engine.coloring import _first_fit, is_column_coloring
+from adlab.engine import coloring
+from adlab.engine.coloring import _first_fit, _graph_colors, color_columns, is_column_coloring
 
 
 def _most(counts: np.ndarray) -> int:
@@ -79,3 +81,62 @@ def test_empty_rows_columns_and_shapes():
     assert same_colors(sp.csr_array((6, 0), dtype=bool)).shape == (0,)
     assert same_colors(sp.csr_array((0, 0), dtype=bool)).shape == (0,)
     assert same_colors(sp.csr_array((7, 9), dtype=bool)).tolist() == [0] * 9
+
+
+def networkx_colors(adjacency: sp.csr_array) -> np.ndarray:
+    """adlab.engine.coloring._graph_colors before: networkx's greedy, largest first."""
+    import networkx as nx
+
+    found = nx.greedy_color(nx.from_scipy_sparse_array(adjacency), strategy="largest_first")
+    colors = np.zeros(adjacency.shape[0], dtype=np.int64)
+    colors[list(found)] = list(found.values())
+    return colors
+
+
+@pytest.mark.parametrize("density", [0.02, 0.1, 0.4])
+def test_graph_colors_are_networkx_largest_first(density):
+    """Column intersection graphs, as ``color_columns`` builds them, with many degree ties
+    (networkx keeps tied vertices in their order: so must the ordering here)."""
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        m, n = rng.integers(1, 90, 2)
+        p = random_pattern(rng, int(m), int(n), density)
+        adjacency = _adjacency(p)
+        got = _graph_colors(adjacency)
+        np.testing.assert_array_equal(got, networkx_colors(adjacency))
+        assert is_column_coloring(p, got)
+        np.testing.assert_array_equal(color_columns(p).colors, got)  # the path it takes
+
+
+def test_a_graph_with_more_than_64_colors_and_lone_vertices_is_colored_as_networkx():
+    a = np.ones((70, 70), dtype=bool)  # a clique of 70: 70 colors
+    a[60:, 60:] = False  # ... but for 10 vertices that only see the first 60
+    a = np.pad(a, ((0, 5), (0, 5)))  # and 5 with no neighbour
+    np.fill_diagonal(a, False)
+    adjacency = sp.csr_array(a)
+    got = _graph_colors(adjacency)
+    np.testing.assert_array_equal(got, networkx_colors(adjacency))
+    assert got.max() == 60 and np.all(got[70:] == 0)
+
+
+def test_the_threshold_still_picks_the_graph_below_it_and_first_fit_above(monkeypatch):
+    """Where the two paths differ in colors, ``WORK_MAX`` still decides which is taken."""
+    rng = np.random.default_rng(4)
+    differ = None
+    for _ in range(200):
+        p = random_pattern(rng, 30, 30, 0.15)
+        if not np.array_equal(_first_fit(p), _graph_colors(_adjacency(p))):
+            differ = p
+            break
+    assert differ is not None
+    np.testing.assert_array_equal(color_columns(differ).colors, _graph_colors(_adjacency(differ)))
+    monkeypatch.setattr(coloring, "WORK_MAX", 0)
+    np.testing.assert_array_equal(color_columns(differ).colors, _first_fit(differ))
+
+
+def _adjacency(p: sp.csr_array) -> sp.csr_array:
+    q = sp.csr_array(p, dtype=np.int8)
+    adjacency = sp.csr_array(q.T @ q, dtype=bool)
+    adjacency.setdiag(False)
+    adjacency.eliminate_zeros()
+    return adjacency
