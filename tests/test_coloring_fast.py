@@ -1,7 +1,8 @@
 """The colorings keep each row's (or vertex's) colors as the bits of Python ints: the
 first-fit coloring held them as NumPy booleans, one NumPy call per column (ba1: 0.8 s a
-coloring), the graph coloring was networkx's (4 s at ``WORK_MAX``). The colors must not
-move: the oracles are the old first-fit code, kept here as it was, and networkx.
+coloring), the graph coloring was networkx's (4 s at ``WORK_MAX``), the star coloring
+held sets and dicts. The colors must not move: the oracles are the old first-fit and
+star code, kept here as they were, and networkx.
 """
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ import pytest
 import scipy.sparse as sp
 
 from adlab.engine import coloring
-from adlab.engine.coloring import _first_fit, _graph_colors, color_columns, is_column_coloring
+from adlab.engine.coloring import (
+    _first_fit,
+    _graph_colors,
+    color_columns,
+    is_column_coloring,
+    is_star_coloring,
+    star_color,
+)
 
 
 def _most(counts: np.ndarray) -> int:
@@ -140,3 +148,71 @@ def _adjacency(p: sp.csr_array) -> sp.csr_array:
     adjacency.setdiag(False)
     adjacency.eliminate_zeros()
     return adjacency
+
+
+def star_as_it_was(pattern: sp.csr_array) -> np.ndarray:
+    """adlab.engine.coloring.star_color's colors before the bitmasks (commit 2066d92)."""
+    sym = sp.csr_array(pattern, dtype=bool)
+    sym = sp.csr_array(sym + sym.T, dtype=bool)
+    sym.setdiag(False)
+    sym.eliminate_zeros()
+    n = sym.shape[0]
+    degree = np.diff(sym.indptr)
+    nbrs = [sym.indices[sym.indptr[v] : sym.indptr[v + 1]].tolist() for v in range(n)]
+    color = [-1] * n
+    seen: list[dict[int, int]] = [{} for _ in range(n)]
+    for v in np.argsort(-degree, kind="stable").tolist():
+        forbidden = set()
+        for w in nbrs[v]:
+            cw = color[w]
+            if cw < 0:
+                continue
+            forbidden.add(cw)
+            for x in nbrs[w]:
+                if x != v and color[x] >= 0 and seen[x].get(cw, 0) >= 2:
+                    forbidden.add(color[x])
+            if seen[v].get(cw, 0) >= 2:
+                forbidden.update(color[y] for y in nbrs[w] if y != v and color[y] >= 0)
+        c = 0
+        while c in forbidden:
+            c += 1
+        color[v] = c
+        for u in nbrs[v]:
+            seen[u][c] = seen[u].get(c, 0) + 1
+    return np.asarray(color, dtype=np.int64)
+
+
+def same_star(pattern: sp.csr_array) -> np.ndarray:
+    got, want = star_color(pattern), star_as_it_was(pattern)
+    np.testing.assert_array_equal(got.colors, want)
+    assert got.count == (int(want.max()) + 1 if want.size else 0)
+    assert is_star_coloring(pattern, got.colors)
+    return got.colors
+
+
+@pytest.mark.parametrize("density", [0.01, 0.05, 0.2, 0.6])
+def test_star_colorings_are_the_colors_they_were(density):
+    """Random patterns (made symmetric by ``star_color``), some with a diagonal."""
+    rng = np.random.default_rng(9)
+    for _ in range(12):
+        n = int(rng.integers(1, 90))
+        p = random_pattern(rng, n, n, density)
+        if rng.random() < 0.5:
+            p = sp.csr_array(p + sp.eye_array(n, dtype=bool), dtype=bool)
+        same_star(p)
+
+
+def test_star_colorings_with_many_colors_arrowheads_and_nothing():
+    n = 100
+    arrow = np.eye(n, dtype=bool)
+    arrow[0] = arrow[:, 0] = True
+    assert same_star(sp.csr_array(arrow)).max() == 1  # 2 colors
+    dense = same_star(sp.csr_array(np.ones((80, 80), dtype=bool)))  # 80 colors
+    assert sorted(dense) == list(range(80))
+    rng = np.random.default_rng(1)
+    a = np.zeros((150, 150), dtype=bool)
+    a[:70, :70] = True  # a clique of 70 beside a sparse part
+    a[70:, 70:] = random_pattern(rng, 80, 80, 0.08).toarray()
+    assert same_star(sp.csr_array(a)).max() >= 69
+    assert same_star(sp.csr_array((0, 0), dtype=bool)).shape == (0,)
+    assert same_star(sp.csr_array((5, 5), dtype=bool)).tolist() == [0] * 5
