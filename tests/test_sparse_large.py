@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import adlab
-from adlab.engine import coloring, memory, sparse
+from adlab.engine import coloring, memory, sparse_passes
 from adlab.engine.coloring import color_columns, color_rows, is_column_coloring, recovery
 from adlab.engine.precision import precision_scope
 from adlab.engine.sparsity import jacobian_pattern
@@ -165,7 +165,7 @@ def test_the_passes_run_the_way_timed_faster_with_the_same_values(faster, monkey
         first = calls[0] is p
         return 0.1 if first == (faster == "batched") else 0.2
 
-    monkeypatch.setattr(sparse, "_seconds", clock)
+    monkeypatch.setattr(sparse_passes, "seconds", clock)
     p = adlab.prepare(m, *args, mode="forward", sparse=True)
     assert p.at_once == (p.colors if faster == "batched" else 1)
     assert len({id(c) for c in calls}) == 2  # both ways were built and timed
@@ -176,6 +176,31 @@ def test_a_quick_derivative_is_not_tuned(monkeypatch):
     """Below TUNE_MIN_S a call is too cheap for a second compile to pay off."""
     m = adlab.load_model("bvp_residual")
     args = m.setup(12)
-    monkeypatch.setattr(sparse, "_seconds", lambda p: sparse.TUNE_MIN_S / 2)
+    monkeypatch.setattr(sparse_passes, "seconds", lambda p: sparse_passes.TUNE_MIN_S / 2)
     p = adlab.prepare(m, *args, mode="forward", sparse=True)
     assert p.at_once == p.colors
+
+
+@pytest.mark.parametrize("way", [None, 1, sparse_passes.WRITTEN_OUT])
+def test_reverse_mode_with_few_colors_also_times_its_passes_written_out(way, monkeypatch):
+    """In reverse mode with few colors a third way is built and timed: each pass written
+    out in the program, its cotangents read by the next one. Whichever way reads
+    fastest is kept, and each gives the same Jacobian."""
+    m, args = ba()
+    dense = adlab.derivative(m, *args, mode="reverse")
+    built = []
+    real = sparse_passes.Program.__init__
+
+    def note(self, passes, compute, read, precision, width):
+        built.append(width)
+        self.width = width
+        real(self, passes, compute, read, precision, width)
+
+    monkeypatch.setattr(sparse_passes.Program, "__init__", note)
+    monkeypatch.setattr(sparse_passes, "seconds", lambda p: 0.1 if p.width == way else 0.2)
+    p = adlab.prepare(m, *args, mode="reverse", sparse=True)
+    assert p.colors == 2 and sorted(built, key=str) == sorted([None, 1, 0], key=str)
+    assert p.written_out == (way == sparse_passes.WRITTEN_OUT)
+    assert p.at_once == (2 if way is None else 1)
+    np.testing.assert_allclose(p(*args).toarray(), dense, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(np.asarray(p.values(*args)), p(*args).data)

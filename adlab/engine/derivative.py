@@ -64,6 +64,8 @@ class DerivativeInfo:
 
 def _check_out(model: Model, out: Any, where: str) -> tuple[int, ...]:
     shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
+    if model._any_output:  # adlab's own program (a tuple, a 2-D array), read apart
+        return () if shape is None else tuple(int(s) for s in shape)
     if shape is None and isinstance(out, (float, int)) and not isinstance(out, bool):
         return ()
     if shape is None or dtype is None:
@@ -174,8 +176,17 @@ def prepare(
             else:
                 _memory.check(batch, what)
     # what keys the program in adlab's cache of compiled programs (program_cache)
-    with program_cache.identity(model, mode=mode, scheme=scheme, wrt=wrt, step=step, jit=jit,
-                                precision=precision, backend=backend, out_shape=out_shape):
+    with program_cache.identity(
+        model,
+        mode=mode,
+        scheme=scheme,
+        wrt=wrt,
+        step=step,
+        jit=jit,
+        precision=precision,
+        backend=backend,
+        out_shape=out_shape,
+    ):
         program = impl.program(built, inputs, all_args, jit=jit, precision=precision,
                                guard=guard)  # fmt: skip
     if not built.trusted:

@@ -94,6 +94,9 @@ class Model:
     _return_lineno: int | None = field(default=None, repr=False)
     _nargs: int | None = field(default=None, repr=False)
     _source_code: tuple | None = field(default=None, repr=False)  # compiled, settings bound
+    # a program adlab derives from the model (``second.derived``) whose result may be a
+    # tuple of arrays, read apart by another program (a sparse derivative's passes)
+    _any_output: bool = field(default=False, repr=False)
 
     # ----------------------------------------------------------------- build
     @classmethod

@@ -65,9 +65,13 @@ def _scalar_error(model: Model, exc: NotScalar) -> ModelError:
                       "use derivative() for the Jacobian of a vector f")  # fmt: skip
 
 
-def derived(model: Model, f: Callable) -> Model:
-    """A model computing ``f`` instead, whose failures still name the model's lines."""
-    return replace(Model.from_function(f, name=model.name), _files=model._files)
+def derived(model: Model, f: Callable, any_output: bool = False) -> Model:
+    """A model computing ``f`` instead, whose failures still name the model's lines.
+
+    ``any_output``: f may return a tuple of arrays (not a model's scalar or vector).
+    """
+    return replace(Model.from_function(f, name=model.name), _files=model._files,
+                   _any_output=any_output)  # fmt: skip
 
 
 def with_direction(model: Model, i: int, backend: str = "jax", precision: str = "float64"
