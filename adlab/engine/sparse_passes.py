@@ -101,9 +101,9 @@ class Program:
     second jitted program: ``p(x)`` is ``read(passes(x))``.
 
     The read is apart because XLA on a CPU ran it slower inside the passes' program:
-    ba1's reverse Jacobian (2 passes, 923,447 nonzeros) took 50 ms with its gather
-    inside and 34 ms apart, the gather itself ~1 ms (pinned to one core, medians of
-    50 interleaved calls).
+    ba1's reverse Jacobian (2 VJPs by ``lax.map``, 923,447 nonzeros) took 50 ms with
+    its gather inside and 27 ms apart, the gather itself ~1 ms; its forward one (14
+    JVPs) 138 and 77 ms (pinned to one core, medians of 15-50 interleaved calls).
     """
 
     def __init__(self, passes: Any, compute: Any, read: Any, precision: str,
@@ -151,7 +151,8 @@ def faster(build: Any, count: int, jit: bool, kind: str) -> tuple[Any, int]:
     Which is faster depends on f and the machine: on a CPU, ba's 14 JVPs take 17-37x
     its primal one after another and 50-110x batched (its (p, 3) values batched 14
     times leave the cache), while bvp_residual's 3 and ht's 24 run faster batched;
-    ba1's 2 VJPs took 57 ms batched, 50 ms by ``lax.map``, 34 ms written out.
+    ba1's 2 VJPs took 60 ms batched, 27 ms by ``lax.map``, 24 ms written out (its
+    primal: 3 ms; one core, medians of 15 interleaved calls).
     """
     batched = build(None)
     if count < 2 or not jit or not TUNE_MIN_S <= seconds(batched) <= TUNE_MAX_S:
