@@ -296,6 +296,24 @@ def _most_per_column(pattern: Any) -> int:
     return int(np.bincount(pattern.indices, minlength=1).max())
 
 
+def _fewest_colors(fronts: list) -> tuple[Front, Any, Coloring]:
+    """Of (front, J_g's pattern) pairs, the one whose rows take the fewest colors, then
+    has the fewest entries, then comes first; with its row coloring. A pattern is colored
+    only where it could win: its most rows sharing a column bound its colors from below
+    (ba1: the absorbed front, colored first, takes 2 colors; the other's bound is 2 and it
+    has more entries, so its coloring, 0.2 s, is not made)."""
+    best = None  # ((colors, entries, k), front, pattern, coloring)
+    for bound, entries, k in sorted((_most_per_column(found), front.size, k)
+                                    for k, (front, found) in enumerate(fronts)):  # fmt: skip
+        if best is not None and best[0] < (bound, entries, k):  # it cannot take fewer
+            continue
+        front, found = fronts[k]
+        coloring = color_rows(found)
+        if best is None or (coloring.count, entries, k) < best[0]:
+            best = ((coloring.count, entries, k), front, found, coloring)
+    return best[1:]
+
+
 def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any
                ) -> tuple[FrontRows | None, Coloring | None]:  # fmt: skip
     """Reverse mode through the front where its rows need fewer colors than those of J_f
@@ -307,20 +325,19 @@ def front_rows(f: Callable, args: Sequence[Any], i: int, pattern: Any
     no color and no entry to add up twice (2 colors either way, 16 entries an
     observation instead of 22, and one gather to read J_f's nonzeros, not a sum).
     """
-    tried = []  # (colors, entries, front, J_g's pattern, its row coloring)
+    fronts = []  # (front, J_g's pattern): without moves absorbed, then with
     for absorb in (False, True):
         front = find_front(f, args, i, absorb)
         found = None if front is None else _pattern(front, args, i)
-        # absorbing only makes rows share more entries: colored where it could tie
-        if found is not None and (not tried or _most_per_column(found) <= tried[0][0]):
-            coloring = color_rows(found)
-            tried.append((coloring.count, front.size, front, found, coloring))
+        if found is not None:
+            fronts.append((front, found))
         if front is None or not front.absorbed:
             break
     own = None
-    if not tried:
+    if not fronts:
         return None, own
-    count, _, front, found, coloring = min(tried, key=lambda t: t[:2])
+    front, found, coloring = _fewest_colors(fronts)
+    count = coloring.count
     was, exact = _most_per_column(pattern), False
     if count >= was:  # J_f's rows might take as few: color them to see
         own = color_rows(pattern)
