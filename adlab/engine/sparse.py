@@ -261,9 +261,11 @@ def prepare_sparse(
             compute, read = _through_front(rows, i, detected.nnz, width)
         else:
             compute, read = _compressed(kind, f, i, shape, coloring, at, composition, width)
-        passes = prepare(derived(model, compute, any_output=True), *given, mode="primal",
+        apart = width is not None  # one pass after another: the read apart (Program)
+        whole = compute if apart else (lambda *a: read(compute(*a)))
+        passes = prepare(derived(model, whole, any_output=apart), *given, mode="primal",
                          wrt=i, jit=jit, precision=precision, backend="jax")  # fmt: skip
-        return Program(passes, compute, read, precision, width)
+        return Program(passes, compute, read if apart else None, precision, width)
 
     inner, at_once = faster(build, coloring.count, jit, kind)
     n = int(np.prod(shape, dtype=int))

@@ -97,33 +97,42 @@ def reader(a: np.ndarray, b: np.ndarray, to: Any = None, nnz: int = 0) -> Any:
 
 
 class Program:
-    """A prepared derivative's passes (a ``Prepared``) and the read of their results, a
-    second jitted program: ``p(x)`` is ``read(passes(x))``.
+    """A prepared derivative's passes (a ``Prepared``), then, where given, the read of
+    their results by a second jitted program: ``p(x)`` is ``read(passes(x))``.
 
-    The read is apart because XLA on a CPU ran it slower inside the passes' program:
-    ba1's reverse Jacobian (2 VJPs by ``lax.map``, 923,447 nonzeros) took 50 ms with
-    its gather inside and 27 ms apart, the gather itself ~1 ms; its forward one (14
-    JVPs) 138 and 77 ms (pinned to one core, medians of 15-50 interleaved calls).
+    The ways that run the passes one after another read apart, because XLA on a CPU
+    ran the read slower inside their program: ba1's reverse Jacobian (2 VJPs by
+    ``lax.map``, 923,447 nonzeros) took 50 ms with its gather inside and 27 ms apart,
+    the gather itself ~1 ms; its forward one (14 JVPs) 138 and 77 ms (pinned to one
+    core, medians of 15-50 interleaved calls). Batched passes, the way small
+    derivatives take (``faster`` tunes only calls over ``TUNE_MIN_S``), read inside: a
+    second program cost them more than it saved (bvp_residual at n=12: 15 -> 27 us,
+    ba at n=400: 0.5 -> 0.75 ms).
     """
 
     def __init__(self, passes: Any, compute: Any, read: Any, precision: str,
                  width: int | None) -> None:  # fmt: skip
         self.passes = passes
         self.written_out = width == WRITTEN_OUT
-        self._read = jax.jit(read)
+        self.compile_s = passes.compile_s
+        self._read = None if read is None else jax.jit(read)
         self._precision = precision
+        if read is None:
+            return
         start = time.perf_counter()
         with precision_scope(precision):  # compiled for the passes' results (traced only)
             shapes = jax.eval_shape(compute, *passes.inputs)
             zeros = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
             jax.block_until_ready(self._read(zeros))
-        self.compile_s = passes.compile_s + time.perf_counter() - start
+        self.compile_s += time.perf_counter() - start
 
     @property
     def inputs(self) -> tuple:
         return self.passes.inputs
 
     def __call__(self, x: Any, *args: Any) -> Any:
+        if self._read is None:
+            return self.passes(x, *args)
         with precision_scope(self._precision):
             return self._read(self.passes(x, *args))
 
