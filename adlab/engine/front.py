@@ -265,7 +265,7 @@ class FrontRows:
         to: the J_f nonzero (CSR position) each goes to, sorted; None where each goes
             to its own, in order (no duplicates to sum).
         was: the colors J_f's own rows need; ``exact`` False: at least (the most rows
-            sharing a column: coloring J_f's rows, 1 s on ba1, was not needed).
+            sharing a column: coloring J_f's rows, 0.3 s on ba1, was not needed).
     """
 
     front: Front
