@@ -65,7 +65,7 @@ def __getattr__(name: str):
         from .lab import Lab
 
         return Lab
-    if name == "SparsePrepared":  # scipy.sparse and networkx only once sparse is asked for
+    if name == "SparsePrepared":  # scipy.sparse only once sparse is asked for
         from .engine.sparse import SparsePrepared
 
         return SparsePrepared
