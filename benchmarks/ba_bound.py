@@ -126,12 +126,12 @@ def _rodrigues(rot: list, Xo: list, jacobian: bool) -> tuple:
     return Xcam, d_rot, d_X
 
 
-def hand_rows(x: jax.Array, feats: jax.Array, n: int, m: int, jacobian: bool = True) -> tuple:
-    """ADBench's ``compute_reproj_error_d`` over every observation at once: the errors
-    (2 rows of (p,)), and each observation's 2 x 15 block as 2 lists of 15 (p,) rows
-    (camera 11, point 3, weight 1) and the weight errors' derivatives (None unless
-    ``jacobian``)."""
-    cam, X, w, feat = _per_observation(x, feats, n, m)
+def hand_rows(cam: jax.Array, X: jax.Array, w: jax.Array, feat: jax.Array,
+              jacobian: bool = True) -> tuple:  # fmt: skip
+    """ADBench's ``compute_reproj_error_d`` over every observation at once (arguments as
+    ``_per_observation`` gives them): the errors (2 rows of (p,)), and each observation's
+    2 x 15 block as 2 lists of 15 (p,) rows (camera 11, point 3, weight 1) and the
+    weight errors' derivatives (None unless ``jacobian``)."""
     Xo = [X[i] - cam[3 + i] for i in range(3)]
     f, k1, k2 = cam[6], cam[9], cam[10]
     Xcam, d_rot, d_X = _rodrigues([cam[0], cam[1], cam[2]], Xo, jacobian)
@@ -165,23 +165,53 @@ def hand_rows(x: jax.Array, feats: jax.Array, n: int, m: int, jacobian: bool = T
 def hand_primal(x: jax.Array, feats: jax.Array, n: int, m: int) -> jax.Array:
     """The residuals in adlab's order (each observation's two errors, then each
     weight's), as the hand Jacobian computes them."""
-    err, _, _ = hand_rows(x, feats, n, m, jacobian=False)
+    err, _, _ = hand_rows(*_per_observation(x, feats, n, m), jacobian=False)
     w = x[CAM * n + 3 * m :]
     return jnp.concatenate([jnp.stack(err, axis=1).ravel(), 1.0 - w * w])
 
 
 def hand_jacobian(x: jax.Array, feats: jax.Array, n: int, m: int) -> jax.Array:
     """The Jacobian's entries in ADBench's compressed-row order (``ba_layout``)."""
-    _, rows, w_d = hand_rows(x, feats, n, m)
+    _, rows, w_d = hand_rows(*_per_observation(x, feats, n, m))
     blocks = jnp.stack([jnp.stack(r, axis=1) for r in rows], axis=1)  # (p, 2, 15)
     return jnp.concatenate([blocks.ravel(), w_d])
 
 
-def hand_jacobian_rows(x: jax.Array, feats: jax.Array, n: int, m: int) -> jax.Array:
-    """The same entries as 31 (p,) rows, the 30 block entries then the weights': what
-    XLA writes with no transpose."""
-    _, rows, w_d = hand_rows(x, feats, n, m)
-    return jnp.stack([*rows[0], *rows[1], w_d])
+def hand_jacobian_arrays(x: jax.Array, feats: jax.Array, n: int, m: int) -> tuple:
+    """The same entries as 31 (p,) arrays, the 30 block entries then the weights': the
+    least XLA must write (stacked into one (31, p) array they took 40% longer)."""
+    _, rows, w_d = hand_rows(*_per_observation(x, feats, n, m))
+    return (*rows[0], *rows[1], w_d)
+
+
+def _soa_error(feat: jax.Array) -> Callable:
+    """The errors (2, p) as a function of each observation's own camera, point and
+    weight, for AD: no observation's error depends on another's unknowns."""
+    return lambda cam, X, w: jnp.stack(hand_rows(cam, X, w, feat, jacobian=False)[0])
+
+
+def soa_forward(x: jax.Array, feats: jax.Array, n: int, m: int) -> jax.Array:
+    """JAX's forward mode on the structure-of-arrays primal: 15 JVPs (batched), one per
+    unknown of an observation, each seeding that unknown in every observation at once.
+    The entries as (15, 2, p), then the weights' (no transpose; cf. the 31 arrays)."""
+    cam, X, w, feat = _per_observation(x, feats, n, m)
+    f = _soa_error(feat)
+    seeds = jnp.broadcast_to(jnp.eye(15, dtype=w.dtype)[:, :, None], (15, 15, w.shape[0]))
+
+    def column(seed: jax.Array) -> jax.Array:
+        return jax.jvp(f, (cam, X, w), (seed[:11], seed[11:14], seed[14]))[1]
+
+    return jax.vmap(column)(seeds), -2.0 * w
+
+
+def soa_reverse(x: jax.Array, feats: jax.Array, n: int, m: int) -> tuple:
+    """JAX's reverse mode on the structure-of-arrays primal: 2 VJPs (batched), one per
+    error row, each seeding that row in every observation at once. The entries as
+    (2, 11, p), (2, 3, p) and (2, p), then the weights'."""
+    cam, X, w, feat = _per_observation(x, feats, n, m)
+    _, pull = jax.vjp(_soa_error(feat), cam, X, w)
+    seeds = jnp.broadcast_to(jnp.eye(2, dtype=w.dtype)[:, :, None], (2, 2, w.shape[0]))
+    return jax.vmap(pull)(seeds), -2.0 * w
 
 
 def observation_error(cam: jax.Array, X: jax.Array, w: jax.Array, feat: jax.Array) -> jax.Array:
@@ -224,8 +254,32 @@ def relative_difference(a: sp.csr_array, b: sp.csr_array) -> float:
     return float(abs(a - b).max() / max(abs(b).max(), 1e-300))
 
 
+def in_csr_order(out: object) -> np.ndarray:
+    """Any Jacobian program's output here as its entries in ADBench's compressed-row order."""
+    if isinstance(out, tuple) and len(out) == 31:  # hand_jacobian_arrays
+        rows, w_d = np.stack(out[:30]).reshape(2, 15, -1), out[30]
+    elif isinstance(out, tuple) and isinstance(out[0], tuple):  # soa_reverse: (2, k, p) each
+        rows, w_d = np.concatenate([out[0][0], out[0][1], out[0][2][:, None]], axis=1), out[1]
+    elif isinstance(out, tuple):  # soa_forward: (15, 2, p)
+        rows, w_d = np.transpose(out[0], (1, 0, 2)), out[1]
+    else:
+        return np.asarray(out)
+    return np.concatenate([np.transpose(rows, (2, 0, 1)).ravel(), np.asarray(w_d)])
+
+
+#: the Jacobians built here, each timed as a jitted f(x, feats, n, m)
+JACOBIANS = {
+    "vmap(jacrev)": vmap_jacobian,
+    "SoA forward (15 JVPs)": soa_forward,
+    "SoA reverse (2 VJPs)": soa_reverse,
+    "hand Jacobian (CSR order)": hand_jacobian,
+    "hand Jacobian (31 arrays)": hand_jacobian_arrays,
+}
+
+
 def candidates(input: dict) -> tuple[dict[str, Callable[[], object]], dict[str, float]]:
-    """The programs to time, each a no-argument call, and how far apart the Jacobians are."""
+    """The programs to time, each a no-argument call, and each one's largest difference
+    from adlab's (primals) or adlab's sparse Jacobian, over that one's largest entry."""
     n, m, p = int(input["n"]), int(input["m"]), int(input["p"])
     model, (x, feats) = gradbench_eval("ba").inputs(input)
     primal = adlab.prepare(model, x, feats, mode="primal")
@@ -241,28 +295,17 @@ def candidates(input: dict) -> tuple[dict[str, Callable[[], object]], dict[str, 
         "hand primal": jitted(hand_primal),
         "vmap primal": jitted(vmap_primal),
         "adlab sparse reverse": lambda: sparse.values(*sparse.inputs),
-        "vmap(jacrev)": jitted(vmap_jacobian),
-        "hand Jacobian (CSR order)": jitted(hand_jacobian),
-        "hand Jacobian (31 rows)": jitted(hand_jacobian_rows),
     }
-    adlab_J = sparse.to_csr(calls["adlab sparse reverse"]())
-    hand = np.asarray(calls["hand Jacobian (CSR order)"]())
-    rows = np.asarray(calls["hand Jacobian (31 rows)"]())
-    as_rows = np.concatenate([rows[:30].reshape(2, 15, p).transpose(2, 0, 1).ravel(), rows[30]])
-    want = np.asarray(primal(*primal.inputs))
+    calls.update((name, jitted(fn)) for name, fn in JACOBIANS.items())
+    want = np.asarray(calls["adlab primal"]())
+    want_J = sparse.to_csr(calls["adlab sparse reverse"]())
     differences = {
-        "hand vs adlab": relative_difference(as_csr(hand, n, m, p), adlab_J),
-        "vmap(jacrev) vs adlab": relative_difference(
-            as_csr(np.asarray(calls["vmap(jacrev)"]()), n, m, p), adlab_J
-        ),
-        "hand (31 rows) vs hand": float(np.max(np.abs(as_rows - hand)) / np.max(np.abs(hand))),
-        "hand primal vs adlab's": float(
-            np.max(np.abs(np.asarray(calls["hand primal"]()) - want)) / np.max(np.abs(want))
-        ),
-        "vmap primal vs adlab's": float(
-            np.max(np.abs(np.asarray(calls["vmap primal"]()) - want)) / np.max(np.abs(want))
-        ),
+        name: float(np.max(np.abs(np.asarray(calls[name]()) - want)) / np.max(np.abs(want)))
+        for name in ("hand primal", "vmap primal")
     }
+    for name in JACOBIANS:
+        got = as_csr(in_csr_order(jax.device_get(calls[name]())), n, m, p)
+        differences[name] = relative_difference(got, want_J)
     return calls, differences
 
 
@@ -318,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.size}, float64, {args.rounds} rounds x {args.calls} calls each, interleaved; "
           f"CPUs {affinity}; jax {jax.__version__}, adlab {adlab.__version__}\n")  # fmt: skip
     print(table(times, args.manual))
-    print("\nlargest difference / largest entry: "
+    print("\nlargest difference from adlab's, over its largest entry: "
           + "; ".join(f"{k} {v:.1e}" for k, v in differences.items()))  # fmt: skip
     return 0
 
