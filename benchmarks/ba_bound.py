@@ -16,11 +16,15 @@ problem (ba1 by default), in float64:
   times it);
 - ``vmap(jacrev)``: ``vmap(jacrev(per_observation))``, each observation's 2 x 15 block
   and its weight error's derivative, in ADBench's compressed-row order;
+- ``SoA forward``/``SoA reverse``: JAX's AD of the structure-of-arrays primal below,
+  differentiated in each observation's own camera, point and weight (the tiling to
+  observations left outside), so 15 JVPs or 2 VJPs give every block at once;
 - ``hand Jacobian``: GradBench's ``compute_reproj_error_d`` and
   ``compute_zach_weight_error_d`` ported to ``jax.numpy`` over all p observations at
   once (structure of arrays: each of the 3 x 3 and 2 x 3 matrices' entries is a (p,)
-  array, which XLA fuses into a few loops), no AD at all; once in ADBench's
-  compressed-row order, once as 30 (p,) rows (no transpose: the least XLA must write).
+  array), no AD at all; once in ADBench's compressed-row order, once as 31 (p,) arrays
+  (no transpose: the least XLA must write).
+- ``..., then CSR order``: that output put in ADBench's order by a second program.
 
 Every program takes ``(x, feats)`` as adlab's does and is jitted; the values of the
 three Jacobians are checked against each other first. The candidates are timed
