@@ -20,7 +20,7 @@ seen about four times (3 to 5 in ADBench's problems). The number of points is
 what x holds between the cameras and the weights.
 """
 
-CAMERAS = 20  # cameras (GradBench's n; its smallest problem has 21)
+CAMERAS = 20  # cameras (GradBench's n; its problems have 21 (ba2) to 13,682)
 
 
 def setup(n, rng):
