@@ -15,10 +15,12 @@ found on the program (Srajer, Schwarz and Fitzgibbon 2018).
 
 The front is read from f's jaxpr: walking from x, an equation whose float
 operands are all selection values, whose other operands are known constants,
-and whose primitive only moves entries (``SELECTION``) gives selection values;
-a selection value used by any other equation, or returned, is a front value.
-Where each front entry comes from is found by running the same primitives on
-labels (1 + the entry's index), as the sparsity detection does: exact.
+and whose primitive only moves entries gives selection values, a jitted function
+of jnp's (np.take, np.flip) too where its body only moves them
+(``adlab.engine.selection``); a selection value used by any other equation, or
+returned, is a front value. Where each front entry comes from is found by
+running the same primitives on labels (1 + the entry's index), as the sparsity
+detection does: exact.
 """
 
 from __future__ import annotations
@@ -33,18 +35,9 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .coloring import Coloring, color_rows, recovery
-from .index_sets import PatternTooLarge, inexact, size_of
+from .index_sets import PatternTooLarge, size_of
+from .selection import labels_of, run_known
 from .sparsity import flat_program, jacobian_pattern
-
-#: primitives that move or copy entries, never combine them
-SELECTION = frozenset({
-    "reshape", "squeeze", "expand_dims", "broadcast_in_dim", "transpose", "slice", "rev",
-    "concatenate", "gather", "dynamic_slice", "split",
-})  # fmt: skip
-#: primitives that leave each entry as it is (a float-to-float convert: its derivative is 1)
-SAME = frozenset({"copy", "copy_p", "convert_element_type"})
-#: an equation computing known indices (no input) is run only up to this many entries
-KNOWN_MAX = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -72,86 +65,6 @@ class Front:
     @property
     def size(self) -> int:
         return int(self.src.size)
-
-
-def _run(eqn: Any, labels: dict, known: dict) -> list[np.ndarray] | None:
-    """The equation run with its float operands replaced by ``labels`` (1 + an entry's
-    index), its index operands known; None if it cannot be, or an entry comes from no
-    labelled one (a fill value)."""
-    ins = []
-    for a in eqn.invars:
-        if hasattr(a, "val"):  # a literal: an index or a start, never an x entry
-            if inexact(a.aval):
-                return None
-            ins.append(np.asarray(a.val))
-        elif a in labels:
-            ins.append(labels[a].reshape(a.aval.shape))
-        elif a in known and not inexact(a.aval):
-            ins.append(known[a])
-        else:  # data, or indices computed from x or the data
-            return None
-    try:
-        out = eqn.primitive.bind(*ins, **eqn.params)
-    except Exception:  # anything it cannot run on labels is not a selection
-        return None
-    outs = [np.asarray(o) for o in (out if eqn.primitive.multiple_results else [out])]
-    if any(o.size and o.min() < 1 for o in outs):
-        return None
-    return [o.ravel() for o in outs]
-
-
-def _labels(eqn: Any, src: dict, known: dict) -> tuple[list[np.ndarray], bool] | None:
-    """The output labels (1 + x's entry) of a selection equation, and whether it moves
-    each of its operands' entries at most once; None if it is not a selection."""
-    name = eqn.primitive.name
-    if not all(inexact(v.aval) for v in eqn.outvars):
-        return None
-    if name in SAME:
-        if len(eqn.invars) != 1 or eqn.invars[0] not in src or not inexact(eqn.invars[0].aval):
-            return None
-        return [src[eqn.invars[0]]], True
-    if name not in SELECTION:
-        return None
-    outs = _run(eqn, src, known)
-    if outs is None:
-        return None
-    return outs, _once(eqn, known)
-
-
-def _once(eqn: Any, known: dict) -> bool:
-    """Whether a selection equation moves each entry of its operands at most once, so g
-    may move them itself. A broadcast is taken as a copy even where it copies nothing
-    (ba's ``w[:, None]``, used by other rows than ``w``: absorbed, 3 colors, not 2)."""
-    name = eqn.primitive.name
-    if name == "broadcast_in_dim":
-        return False
-    if name != "gather":  # slices, reshapes, concatenations...: never a copy
-        return True
-    # the same run on the operand's positions: an output position seen twice is a copy
-    a = eqn.invars[0]
-    moved = _run(eqn, {a: np.arange(1, size_of(a.aval) + 1, dtype=np.int32)}, known)
-    return moved is not None and int(np.bincount(moved[0]).max(initial=0)) <= 1
-
-
-def _known(eqn: Any, known: dict) -> None:
-    """Run an equation of constants only (indices built in f) so later gathers can use it."""
-    if sum(size_of(v.aval) for v in eqn.outvars) > KNOWN_MAX:
-        return
-    ins = []
-    for a in eqn.invars:
-        if hasattr(a, "val"):
-            ins.append(np.asarray(a.val))
-        elif a in known:
-            ins.append(known[a])
-        else:
-            return
-    try:
-        out = eqn.primitive.bind(*ins, **eqn.params)
-    except Exception:
-        return
-    outs = out if eqn.primitive.multiple_results else [out]
-    for v, o in zip(eqn.outvars, outs, strict=True):
-        known[v] = np.asarray(o)
 
 
 def _needed(eqns: Sequence, outs: Sequence, given: set) -> list:
@@ -198,9 +111,9 @@ def find_front(f: Callable, args: Sequence[Any], i: int, absorb: bool = True) ->
         touches = [a for a in eqn.invars if not hasattr(a, "val") and a in src]
         if not touches:
             if all(hasattr(a, "val") or a in known for a in eqn.invars):
-                _known(eqn, known)
+                run_known(eqn, known)
             continue
-        found = _labels(eqn, src, known)
+        found = labels_of(eqn, src, known)
         if found is None:
             front.update(touches)
         else:
