@@ -176,17 +176,8 @@ def prepare(
             else:
                 _memory.check(batch, what)
     # what keys the program in adlab's cache of compiled programs (program_cache)
-    with program_cache.identity(
-        model,
-        mode=mode,
-        scheme=scheme,
-        wrt=wrt,
-        step=step,
-        jit=jit,
-        precision=precision,
-        backend=backend,
-        out_shape=out_shape,
-    ):
+    with program_cache.identity(model, mode=mode, scheme=scheme, wrt=wrt, step=step, jit=jit,
+                                precision=precision, backend=backend, out_shape=out_shape):
         program = impl.program(built, inputs, all_args, jit=jit, precision=precision,
                                guard=guard)  # fmt: skip
     if not built.trusted:
