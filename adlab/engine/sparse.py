@@ -7,7 +7,8 @@ vertices (a Hessian, star coloring) are colored (``adlab.engine.coloring``);
 the compressed derivative takes one pass per color, a JVP along the sum of a
 color's seed vectors (a VJP, an HVP), batched by ``jax.vmap``, in turn, or
 written out, whichever is timed faster (``adlab.engine.sparse_passes``); each
-nonzero is then read from it, by a second program. What is compiled is that
+nonzero is then read from it (by a second program where the passes run one
+after another: ``sparse_passes.Program``). What is compiled is that
 whole computation, so ``p.compile_s`` is its own and ``p.cost()`` the passes';
 ``p(x)`` returns a ``scipy.sparse.csr_array``, ``p.values(x)`` its nonzeros.
 
