@@ -34,3 +34,13 @@ def equations_within(jaxpr: Any, outer: tuple = ()) -> Iterator[tuple[Any, tuple
         for param in eqn.params.values():
             for sub in _sub_jaxprs(param):
                 yield from equations_within(sub, (*outer, eqn))
+
+
+def call_body(eqn: Any) -> tuple[Any, list] | None:
+    """(jaxpr, consts) of a call-like equation's body taking its operands, or None."""
+    for param in eqn.params.values():
+        jaxpr, consts = (param.jaxpr, param.consts) if hasattr(param, "consts") else (param, [])
+        if (hasattr(jaxpr, "eqns") and len(jaxpr.invars) == len(eqn.invars)
+                and len(jaxpr.outvars) == len(eqn.outvars)):  # fmt: skip
+            return jaxpr, list(consts)
+    return None

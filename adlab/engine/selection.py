@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .index_sets import inexact, size_of
-from .sparsity import _sub_jaxpr
+from .jaxpr import call_body
 
 #: primitives that move or copy entries, never combine them
 SELECTION = frozenset({
@@ -67,7 +67,7 @@ def _call(eqn: Any, ins: list) -> list[np.ndarray] | None:
     """A call's body run on ``ins`` (labels for its float operands): a selection only if
     each float value in it is moved (``SELECTION``, ``SAME``, a call of such) from its
     float operands, other work being on integers alone (indices); else None."""
-    sub = _sub_jaxpr(eqn)
+    sub = call_body(eqn)
     if sub is None:
         return None
     jaxpr, _ = sub  # float constants are data, never labels: left unbound

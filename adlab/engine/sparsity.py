@@ -52,6 +52,7 @@ from .index_sets import (
     take,
     union,
 )
+from .jaxpr import call_body
 
 # Each output entry depends on the same entry of each operand (a rank-0 operand
 # is broadcast). Primitives with an integer or boolean output never get here.
@@ -100,16 +101,6 @@ class Detected:
     @property
     def nnz(self) -> int:
         return int(self.pattern.nnz)
-
-
-def _sub_jaxpr(eqn: Any) -> tuple[Any, list] | None:
-    """(jaxpr, consts) of a call-like equation's body taking its operands, or None."""
-    for param in eqn.params.values():
-        jaxpr, consts = (param.jaxpr, param.consts) if hasattr(param, "consts") else (param, [])
-        if (hasattr(jaxpr, "eqns") and len(jaxpr.invars) == len(eqn.invars)
-                and len(jaxpr.outvars) == len(eqn.outvars)):  # fmt: skip
-            return jaxpr, list(consts)
-    return None
 
 
 class _Walk:
@@ -190,7 +181,7 @@ class _Walk:
             return self._cond(eqn, ins, known)
         elif name == "scan":
             return self._scan(eqn, ins, known)
-        elif name in CALLS and (sub := _sub_jaxpr(eqn)) is not None:
+        elif name in CALLS and (sub := call_body(eqn)) is not None:
             return self.run(sub[0], sub[1], ins, known)
         return self._dense(name, ins, out_avals)
 
