@@ -168,7 +168,9 @@ def moved(eqn, ins: list, known: list) -> list | None:
         else:  # indices computed from x or the data: where entries go is unknown
             return None
     try:
-        out = eqn.primitive.bind(*labels, **eqn.params)
+        # a gather's fill value (NaN for floats) cast to the labels' integers: not an entry
+        with np.errstate(invalid="ignore"):
+            out = eqn.primitive.bind(*labels, **eqn.params)
     except Exception:
         return None
     outs = out if eqn.primitive.multiple_results else [out]

@@ -53,8 +53,9 @@ def _run(eqn: Any, labels: dict, known: dict) -> list[np.ndarray] | None:
         if out is None:
             return None
     else:
-        try:
-            out = eqn.primitive.bind(*ins, **eqn.params)
+        try:  # a gather's NaN fill value cast to the labels' integers: never an entry
+            with np.errstate(invalid="ignore"):
+                out = eqn.primitive.bind(*ins, **eqn.params)
         except Exception:  # anything it cannot run on labels is not a selection
             return None
     outs = [np.asarray(o) for o in (out if eqn.primitive.multiple_results else [out])]
@@ -93,7 +94,8 @@ def _call(eqn: Any, ins: list) -> list[np.ndarray] | None:
             out = _call(e, vals)
         elif name in SELECTION or not (floats_in or floats_out):
             try:
-                out = e.primitive.bind(*vals, **e.params)
+                with np.errstate(invalid="ignore"):  # as in ``_run``
+                    out = e.primitive.bind(*vals, **e.params)
             except Exception:
                 return None
             out = out if e.primitive.multiple_results else [out]
