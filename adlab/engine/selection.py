@@ -48,20 +48,23 @@ def _run(eqn: Any, labels: dict, known: dict) -> list[np.ndarray] | None:
             ins.append(known[a])
         else:  # data, or indices computed from x or the data
             return None
-    if eqn.primitive.name in CALLS:
-        out = _call(eqn, ins)
-        if out is None:
-            return None
-    else:
-        try:  # a gather's NaN fill value cast to the labels' integers: never an entry
-            with np.errstate(invalid="ignore"):
-                out = eqn.primitive.bind(*ins, **eqn.params)
-        except Exception:  # anything it cannot run on labels is not a selection
-            return None
-    outs = [np.asarray(o) for o in (out if eqn.primitive.multiple_results else [out])]
+    out = _call(eqn, ins) if eqn.primitive.name in CALLS else _bind(eqn, ins)
+    if out is None:
+        return None
+    outs = [np.asarray(o) for o in out]
     if any(o.size and o.min() < 1 for o in outs):
         return None
     return [o.ravel() for o in outs]
+
+
+def _bind(eqn: Any, ins: list) -> list | None:
+    """The equation's outputs on ``ins`` (labels, known integers); None if it cannot run."""
+    try:  # a gather's NaN fill value cast to the labels' integers: never an entry
+        with np.errstate(invalid="ignore"):
+            out = eqn.primitive.bind(*ins, **eqn.params)
+    except Exception:  # anything it cannot run on labels is not a selection
+        return None
+    return list(out) if eqn.primitive.multiple_results else [out]
 
 
 def _call(eqn: Any, ins: list) -> list[np.ndarray] | None:
@@ -71,9 +74,10 @@ def _call(eqn: Any, ins: list) -> list[np.ndarray] | None:
     sub = call_body(eqn)
     if sub is None:
         return None
-    jaxpr, _ = sub  # float constants are data, never labels: left unbound
+    jaxpr, consts = sub
     env = dict(zip(jaxpr.invars, ins, strict=True))
-    env.update((v, np.asarray(c)) for v, c in zip(jaxpr.constvars, sub[1], strict=True)
+    # float constants are data, never labels: left unbound
+    env.update((v, np.asarray(c)) for v, c in zip(jaxpr.constvars, consts, strict=True)
                if not inexact(v.aval))  # fmt: skip
 
     def read(a: Any) -> Any:
@@ -93,12 +97,7 @@ def _call(eqn: Any, ins: list) -> list[np.ndarray] | None:
         elif name in CALLS:
             out = _call(e, vals)
         elif name in SELECTION or not (floats_in or floats_out):
-            try:
-                with np.errstate(invalid="ignore"):  # as in ``_run``
-                    out = e.primitive.bind(*vals, **e.params)
-            except Exception:
-                return None
-            out = out if e.primitive.multiple_results else [out]
+            out = _bind(e, vals)
         else:  # arithmetic on the operands' values
             return None
         if out is None:
