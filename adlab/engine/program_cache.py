@@ -23,6 +23,14 @@ A model wrapped from a Python callable has no source to key on, and one that
 imports modules other than Python's own has code outside it: their programs are
 compiled every time. So are eager runs and the frameworks other than JAX.
 
+A program that calls code outside XLA (a custom call) is loaded only where that
+code is known to be ready, or made ready first: jaxlib's LAPACK kernels
+(``np.linalg``'s inv, solve, eigh, svd, ...) are bound on the first trace of
+such an operation, and a loaded program that calls them before that dies with a
+segmentation fault (jax 0.10, CPU). So each entry lists its custom-call targets;
+LAPACK's are bound before loading (0.12 s, once a process), and a program
+calling any other target outside XLA is not stored (``readiable``).
+
 Entries are pickles, trusted as JAX trusts its own cache, in a private
 directory; the directory is bounded (``MAX_BYTES``, least recently used out)
 under a file lock, which also keeps two processes from reading a half-written
@@ -38,6 +46,7 @@ import functools
 import math
 import os
 import pickle
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -116,6 +125,9 @@ def _read(key: str, start: float) -> Hit | None:
             data = path.read_bytes()
             os.utime(path)  # recently used: evicted last
         entry = pickle.loads(data)
+        # an entry from before the targets were listed may call code not bound yet
+        if "targets" not in entry or not _make_ready(entry["targets"]):
+            return None
         from jax.experimental.serialize_executable import deserialize_and_load
 
         compiled = deserialize_and_load(entry["blob"], entry["in_tree"], entry["out_tree"])
@@ -133,11 +145,14 @@ def store(key: str, compiled: Any, *, compile_s: float, biggest: tuple[int, str]
     if path is None:
         return
     try:
+        targets = custom_calls(compiled)
+        if not all(map(readiable, targets)):
+            return
         from jax.experimental.serialize_executable import serialize
 
         blob, in_tree, out_tree = serialize(compiled)
         entry = dict(blob=blob, in_tree=in_tree, out_tree=out_tree, compile_s=compile_s,
-                     biggest=biggest, xla=xla, cost=cost)  # fmt: skip
+                     biggest=biggest, xla=xla, cost=cost, targets=targets)  # fmt: skip
         data = pickle.dumps(entry)
         with _locked(path.parent):
             _evict(path.parent, len(data))
@@ -146,6 +161,37 @@ def store(key: str, compiled: Any, *, compile_s: float, biggest: tuple[int, str]
             os.replace(tmp, path)
     except Exception:
         return
+
+
+#: custom-call targets XLA itself provides (its own library calls start with "__", as
+#: ``__cublas$gemm``): nothing outside the executable needs to be ready for them
+_XLA_TARGETS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+_LAPACK = "lapack_"
+
+
+def custom_calls(compiled: Any) -> tuple[str, ...]:
+    """The custom-call targets the compiled program calls, from its HLO text."""
+    return tuple(sorted(set(re.findall(r'custom_call_target="([^"]+)"', compiled.as_text()))))
+
+
+def readiable(target: str) -> bool:
+    """Whether a loaded program may call ``target``: XLA's own, or one adlab makes ready."""
+    return target.startswith(("__", _LAPACK)) or target in _XLA_TARGETS
+
+
+def _make_ready(targets: tuple[str, ...]) -> bool:
+    """Bind what ``targets`` call before a program calling them is loaded; False where
+    that cannot be done (another jaxlib): the program is compiled instead."""
+    if not all(map(readiable, targets)):
+        return False
+    if any(t.startswith(_LAPACK) for t in targets):
+        try:  # what tracing an np.linalg operation does first (jax._src.lax.linalg)
+            from jax._src.lax.linalg import initialize_lapack
+
+            initialize_lapack()
+        except Exception:
+            return False
+    return True
 
 
 @contextlib.contextmanager
