@@ -1,12 +1,14 @@
 """How numbers are written: durations and sizes for people, non-finite floats for JSON.
 
 One home each, so that every table, message and file says "12.3 us" and "7.6 MiB"
-the same way.
+the same way. What a browser shows (a notebook's HTML, the Lab) says "12.3 \u00b5s"
+(``for_browser``); text for a terminal or a file keeps ASCII, which any console prints.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 
@@ -18,6 +20,14 @@ def seconds(s: float | None) -> str:
         if abs(s) >= scale or unit == "ns":
             return f"{s / scale:.3g} {unit}"
     raise AssertionError  # pragma: no cover
+
+
+_MICRO = re.compile(r"(?<=\d )us\b")
+
+
+def for_browser(text: str) -> str:
+    """``text`` as a browser shows it: microseconds with the micro sign, '5.75 \u00b5s'."""
+    return _MICRO.sub("\u00b5s", text)
 
 
 def ratio(x: float | None) -> str:

@@ -171,7 +171,7 @@ def findings(records: Iterable[Record]) -> list[str]:
     (with those tied with it), ratios to f, and the crossovers that stand out of the noise."""
     from .._format import seconds
     from .advisor import advice_from
-    from .findings import crossovers, series_records, series_times, tied_pairs
+    from .findings import crossover_lines, series_records, series_times
     from .floor import AT_FLOOR, floor_kind, ratio_text
 
     records = list(records)
@@ -213,11 +213,7 @@ def findings(records: Iterable[Record]) -> list[str]:
         top = max(r.n for r in measured)
         ratios = ", ".join(f"{r.label} {ratio_text(r)}" for r in measured if r.n == top)
         out.append(f"at n={top}, time per derivative / time of f: {ratios}")
-    found = crossovers(r for r in records if r.mode != "primal")
-    out += [c.describe() for c in found if c.significant]
-    for a, b in tied_pairs(found):
-        out.append(f"{a} and {b}: tied where their order flips (within the noise)")
-    return out
+    return out + crossover_lines(records)
 
 
 def _primal(records: list[Record], label: str) -> bool:

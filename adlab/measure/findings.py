@@ -276,3 +276,12 @@ def tied_pairs(found: Iterable[Crossover]) -> list[tuple[str, str]]:
     pairs = dict.fromkeys(tuple(sorted((c.faster, c.slower))) for c in found
                           if not c.significant)  # fmt: skip
     return [p for p in pairs if frozenset(p) not in real]
+
+
+def crossover_lines(records: Iterable[Record]) -> list[str]:
+    """The crossovers of the derivatives in words: each significant one, then the pairs
+    tied where their order flips (what a table of the records says under itself)."""
+    found = crossovers(r for r in records if r.mode != "primal")
+    out = [c.describe() for c in found if c.significant]
+    return out + [f"{a} and {b}: tied where their order flips (within the noise)"
+                  for a, b in tied_pairs(found)]  # fmt: skip

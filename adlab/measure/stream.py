@@ -1,7 +1,8 @@
 """``Sweep``: the records of one sweep, as an iterator that keeps what it has yielded.
 
 ``bench`` returns one; a UI iterates it to plot each size as it comes, and what was
-yielded before an interruption stays in ``records``.
+yielded before an interruption stays in ``records``. Shown in a notebook, it runs to
+its end and shows its table.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ class Sweep(Iterator[Record]):
         rec = next(self._gen)
         self.records.append(rec)
         return rec
+
+    def _repr_html_(self) -> str:
+        """In a notebook, a sweep shown (``adlab.bench(...)`` last in a cell) runs to its
+        end, as ``list`` would, and shows its table (``adlab.format_table``)."""
+        from ..report import format_table
+
+        for _ in self:
+            pass
+        return format_table(self.records)._repr_html_()
 
     def close(self) -> None:
         """Stop the sweep; records already yielded stay in ``records``."""

@@ -39,7 +39,6 @@ from .sparsity import PatternPanel
 from .steps import StepPanel
 from .table import record_table
 
-_TIME = "{0.000a}s"  # bokeh's numeral format: 1.234ms, 56.7us
 #: a legend holds three labels a row up to this length, two beyond it
 LONG_LABEL = 24
 
@@ -48,12 +47,12 @@ _RECORD_TIPS = [
     ("series", "@label"),
     ("framework", "@backend (@jit)"),
     ("n", "@n"),
-    ("time", f"@median_s{_TIME} \u00b1 @iqr_s{_TIME} (IQR)"),
-    ("compile", f"@compile_s{_TIME}"),
-    ("primal", f"@primal_s{_TIME}"),
+    ("time", "@median_text \u00b1 @iqr_text (IQR)"),  # units as in every table
+    ("compile", "@compile_text"),
+    ("primal", "@primal_text"),
     ("ratio to primal", "@ratio_text"),
     ("f evals", "@f_evals"),
-    ("error", "@error{0.0e}"),
+    ("error", "@error_text"),
     ("note", "@unstable @note"),
 ]
 

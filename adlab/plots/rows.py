@@ -12,8 +12,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .._format import error_text, for_browser, seconds
 from .._vocab import Record, StepRecord
 from ..measure.floor import ratio_text
+from ..report import record_text
 
 #: errors are drawn on a log axis; an exact 0 is drawn here (the table shows 0)
 ERROR_FLOOR = 1e-17
@@ -26,6 +28,8 @@ RECORD_COLUMNS = (
     "median_s", "iqr_s", "min_s", "compile_s", "primal_s", "ratio_to_primal", "floor_s",
     "ratio_text", "f_evals", "flops_ratio", "error", "error_norm", "error_plot", "unstable",
     "skipped", "note", "colors", "nnz",
+    # as people read them (``adlab._format``), for the table and the tooltips
+    "median_text", "iqr_text", "compile_text", "primal_text", "error_text", "record_text",
 )  # fmt: skip
 STEP_COLUMNS = ("scheme", "n", "precision", "h", "error", "error_plot", "optimal_h", "is_default")
 
@@ -79,7 +83,18 @@ def record_row(r: Record) -> dict[str, Any]:
         "note": r.note or "",
         "colors": number(r.colors),  # a sparse series: its passes, one per color ...
         "nnz": number(r.nnz),  # ... and its pattern's nonzeros
+        "median_text": "skipped" if r.skipped else browser_seconds(r.median_s),
+        "iqr_text": browser_seconds(r.iqr_s),
+        "compile_text": browser_seconds(r.compile_s),
+        "primal_text": browser_seconds(r.primal_s),
+        "error_text": "-" if r.skipped else error_text(r.error),
+        "record_text": for_browser(record_text(r)),  # the record in full, on hover
     }
+
+
+def browser_seconds(s: float | None) -> str:
+    """A duration as the Lab shows it: '5.75 \u00b5s', '-' for none."""
+    return for_browser(seconds(s))
 
 
 def step_row(s: StepRecord) -> dict[str, Any]:

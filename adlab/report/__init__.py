@@ -18,7 +18,7 @@ from .._format import error_text, jsonable, seconds
 from .._vocab import Record
 from ..engine.userline import without_where
 from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
-from .table import Table
+from .table import Table, TableText
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
 _FLOAT_FIELDS = {
@@ -187,7 +187,41 @@ def describe_environment(records: Sequence[Record]) -> str:
     return f"{models} | {precisions} | {where} | {versions}{flags}{inline}"
 
 
-def format_table(records: Iterable[Record]) -> str:
+#: how wide ``format_table``'s text may be before its columns go into blocks: JupyterLab
+#: wraps its output at the window's edge, about 120 characters at the default font in a
+#: 1280-pixel window with the file browser open (a wrapped row reads as two)
+TEXT_WIDTH = 110
+
+
+def _marks(r: Record) -> str:
+    """The marks after a time ('^~'), each explained under the table (``MARKS``)."""
+    return ("^" if r.dispatch == "async" else "") + ("~" if r.unstable else "") + (
+        "*" if r.note else "")
+
+
+def _ratio(r: Record) -> str:
+    """A cell's ratio to f ("1.4x", "at the floor"); "" for f itself or none."""
+    if r.mode == "primal" or (r.ratio_to_primal is None and not r.at_floor):
+        return ""
+    return ratio_text(r)
+
+
+def _pivot(records: Sequence[Record]) -> tuple[list[int], list[str], dict, dict[str, int]]:
+    """The sizes, the series, the record at (series, n) and each skip reason's number."""
+    ns = sorted({r.n for r in records})
+    cell: dict[tuple[str, int], Record] = {}
+    for r in records:
+        cell.setdefault((r.label, r.n), r)
+    reasons = {reason: k for k, (_, reason) in enumerate(skip_reasons(records), 1)}
+    return ns, _labels(records), cell, reasons
+
+
+def _skip_lines(records: Sequence[Record]) -> list[str]:
+    return [f"[{k}] {points}: {reason}"
+            for k, (points, reason) in enumerate(skip_reasons(records), 1)]  # fmt: skip
+
+
+def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> TableText:
     """The gist's table: one row per series, one column per n.
 
     Each cell is the median time per call and, for derivatives, its ratio to
@@ -197,17 +231,19 @@ def format_table(records: Iterable[Record]) -> str:
     spread), "*" a note (each mark used is explained under the table); skipped
     points show "skipped [k]", each distinct reason listed once below with the
     points it hit (``skip_reasons``).
+
+    Returns the text (a ``str``: ``print`` it), whose columns go into blocks one under
+    the other past ``width`` characters (None: one block, however wide). In a notebook
+    it shows as an HTML table instead: the same cells, the ratio under each time, the
+    notes and the crossovers (``measure.findings.crossover_lines``) under the table,
+    and each record in full on hovering its cell.
     """
     records = list(records)
     if not records:
-        return "(no records)"
-    ns = sorted({r.n for r in records})
-    cell: dict[tuple[str, int], Record] = {}
-    for r in records:
-        cell.setdefault((r.label, r.n), r)
-    reasons = {reason: k for k, (_, reason) in enumerate(skip_reasons(records), 1)}
-    rows = [["", *[f"n = {n}" for n in ns]]]
-    for label in _labels(records):
+        return TableText("(no records)", lambda: "<p>(no records)</p>")
+    ns, labels, cell, reasons = _pivot(records)
+    rows = []
+    for label in labels:
         row = [label]
         for n in ns:
             r = cell.get((label, n))
@@ -216,26 +252,65 @@ def format_table(records: Iterable[Record]) -> str:
             elif r.skipped:
                 row.append(f"skipped [{reasons[without_where(r.skipped)]}]")
             else:
-                text = seconds(r.median_s)
-                if r.mode != "primal" and (r.ratio_to_primal is not None or r.at_floor):
-                    text += f" ({ratio_text(r)})"
-                text += "^" if r.dispatch == "async" else ""
-                text += ("~" if r.unstable else "") + ("*" if r.note else "")
-                row.append(text)
+                ratio = _ratio(r)
+                row.append(seconds(r.median_s) + (f" ({ratio})" if ratio else "") + _marks(r))
         rows.append(row)
     out = [
         describe_environment(records),
         "time per call: median over repeats (ratio to the primal f at the same n)",
         "",
-        str(Table.of(rows[0], rows[1:])),
+        Table.of(["", *[f"n = {n}" for n in ns]], rows).text(width),
     ]
     lines = _floor_lines(records)
     if lines:
         out += ["", *lines]
-    out += _legend(records, ["^", "~", "*", "floor"])
-    for k, (points, reason) in enumerate(skip_reasons(records), 1):
-        out.append(f"[{k}] {points}: {reason}")
-    return "\n".join(out)
+    out += _legend(records, ["^", "~", "*", "floor"]) + _skip_lines(records)
+
+    def as_html() -> str:
+        from .html import table_html
+
+        return table_html(records)
+
+    return TableText("\n".join(out), as_html)
+
+
+def record_fields(r: Record) -> list[tuple[str, str]]:
+    """A record in full, as people read it: (what, value) for each field that applies.
+
+    The Lab shows these on hovering a row of its table, a notebook's table on
+    hovering a cell.
+    """
+    how = f"{r.backend}, {'jit' if r.jit else 'eager'}, {r.precision}"
+    out = [("series", r.label), ("model", r.model), ("framework", how), ("n", str(r.n))]
+    if r.skipped:
+        return [*out, ("skipped", r.skipped)]
+    out += [
+        ("time", f"{seconds(r.median_s)} median, 95% interval {_interval(r)}"),
+        ("IQR", seconds(r.iqr_s)),
+        ("fastest", seconds(r.min_s)),
+        ("loops x repeats", f"{r.loops} x {r.repeats}" if r.loops else "-"),
+    ]
+    if r.mode != "primal":
+        out += [("primal f", seconds(r.primal_s)), ("ratio to f", ratio_text(r) or "-")]
+    out += [("compile", seconds(r.compile_s) if r.compile_s else "-"),
+            ("f evals", str(r.f_evals) if r.f_evals is not None else "-")]  # fmt: skip
+    if r.colors is not None:
+        out += [("colors", str(r.colors)), ("nonzeros", str(r.nnz))]
+    out += [("flops", _flops(r)), ("error", error_text(r.error))]
+    if r.floor_s:
+        out.append(("dispatch floor", seconds(r.floor_s)))
+    if r.dispatch == "async":
+        out.append(("async", MARKS["^"].split(": ", 1)[1]))
+    if r.unstable:
+        out.append(("unstable", MARKS["~"].split(": ", 1)[1]))
+    if r.note:
+        out.append(("note", r.note))
+    return out
+
+
+def record_text(r: Record) -> str:
+    """``record_fields`` as lines of text, one 'what: value' a line."""
+    return "\n".join(f"{what}: {value}" for what, value in record_fields(r))
 
 
 _LONG = (
@@ -274,7 +349,6 @@ def format_records(records: Iterable[Record]) -> str:
             notes.append(f"{r.label} at n={r.n}: {r.note}")
     notes += _legend(records, ["~", "floor"])
     notes += _floor_lines(records)
-    notes += [f"[{k}] {points}: {reason}"
-              for k, (points, reason) in enumerate(skip_reasons(records), 1)]  # fmt: skip
+    notes += _skip_lines(records)
     text = str(Table.of(rows[0], rows[1:]))
     return text + ("\n" + "\n".join(notes) if notes else "")

@@ -1,0 +1,85 @@
+"""``format_table`` as a notebook shows it: an HTML table of the same cells.
+
+Each cell holds the time ("5.75 µs", marks after it) with its ratio to f under it
+("1.4x", "at the floor"), so seven sizes fit a notebook's width; the machine is
+named above, and the notes (the floor, the noise, each mark, each skip) and the
+crossovers sit under the table. Hovering a cell shows its record in full
+(``record_fields``, in the cell's ``title``). Nothing here computes: every word
+comes from the functions the text table uses.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .._format import for_browser, seconds
+from .._vocab import Record
+from ..engine.userline import without_where
+from ..measure.findings import crossover_lines
+from . import (
+    _floor_lines,
+    _legend,
+    _marks,
+    _pivot,
+    _ratio,
+    _skip_lines,
+    describe_environment,
+    record_text,
+)
+
+#: the cells never wrap (a wrapped time reads as two); the names stay left, numbers right
+_STYLE = (
+    "<style>"
+    ".adlab-table td, .adlab-table th {white-space: nowrap}"
+    ".adlab-table tbody th {text-align: left}"
+    ".adlab-table td {text-align: right; vertical-align: top}"
+    ".adlab-table .adlab-ratio {font-size: 85%; opacity: 0.75}"
+    ".adlab-table .adlab-notes {font-size: 85%; margin: 0.2em 0; padding-left: 1.2em}"
+    "</style>"
+)
+
+
+def _esc(text: str) -> str:
+    return html.escape(for_browser(text))
+
+
+def _cell(r: Record | None, reasons: dict[str, int]) -> str:
+    if r is None:
+        return "<td></td>"
+    tip = f' title="{_esc(record_text(r))}"'
+    if r.skipped:
+        return f"<td{tip}>skipped [{reasons[without_where(r.skipped)]}]</td>"
+    ratio = _ratio(r)
+    under = f'<br><span class="adlab-ratio">{_esc(ratio)}</span>' if ratio else ""
+    return f"<td{tip}>{_esc(seconds(r.median_s))}{_esc(_marks(r))}{under}</td>"
+
+
+def _list(lines: Sequence[str]) -> str:
+    items = "".join(f"<li>{_esc(line)}</li>" for line in lines)
+    return f'<ul class="adlab-notes">{items}</ul>' if lines else ""
+
+
+def table_html(records: Sequence[Record]) -> str:
+    """The records as ``format_table``'s HTML (see the module docstring)."""
+    ns, labels, cell, reasons = _pivot(records)
+    head = "".join(f"<th>n = {n}</th>" for n in ns)
+    body = "".join(
+        f"<tr><th>{_esc(label)}</th>"
+        + "".join(_cell(cell.get((label, n)), reasons) for n in ns)
+        + "</tr>"
+        for label in labels
+    )
+    notes = (_floor_lines(records) + _legend(records, ["^", "~", "*", "floor"])
+             + _skip_lines(records))  # fmt: skip
+    found = crossover_lines(records)
+    return (
+        f'<div class="adlab-table">{_STYLE}'
+        f"<div><small>{_esc(describe_environment(records))}</small></div>"
+        f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
+        "<div><small>time per call: median over repeats; under it, the ratio to the "
+        "primal f at the same n</small></div>"
+        + _list(notes)
+        + (f"<div><small><b>Findings</b></small></div>{_list(found)}" if found else "")
+        + "</div>"
+    )
