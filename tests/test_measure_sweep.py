@@ -414,8 +414,8 @@ def test_a_program_loaded_from_the_cache_says_so_and_the_budget_sees_its_compile
     tmp_path, monkeypatch
 ):
     """A point whose program was loaded from adlab's cache records its load as compile_s,
-    marked ``compile_loaded``; the budget extrapolates what compiling took (the next size
-    may have to compile), not the load."""
+    marked ``compile_loaded``; the budget sees what compiling took (the next size may have
+    to compile), not the load, marked as read from the cache."""
     from adlab.engine import cache
 
     monkeypatch.setenv("ADLAB_CACHE_DIR", str(tmp_path))
@@ -423,11 +423,14 @@ def test_a_program_loaded_from_the_cache_says_so_and_the_budget_sees_its_compile
     monkeypatch.setattr(cache, "_disabled", False)
     source = adlab.load_model("normal_logpdf").source
     given: list[tuple[str, float]] = []
+    cached: list[bool] = []
     add = Budget.add
 
-    def spy(self, label, n, call_s, compile_s, *rest):
+    def spy(self, label, n, call_s, compile_s, *rest, **kw):
         given.append((label, compile_s))
-        add(self, label, n, call_s, compile_s, *rest)
+        if label in ("primal", "reverse"):
+            cached.append(kw.get("cached", False))
+        add(self, label, n, call_s, compile_s, *rest, **kw)
 
     monkeypatch.setattr(Budget, "add", spy)
 
@@ -441,6 +444,7 @@ def test_a_program_loaded_from_the_cache_says_so_and_the_budget_sees_its_compile
     assert [r.compile_loaded for r in warm] == [True, True]
     points = [(label, c) for label, c in given if label in ("primal", "reverse")]
     assert len(points) == 4 and points[2:] == points[:2]  # cold compile times, not the loads
+    assert cached == [False, False, True, True]
     assert [r.compile_s for r in warm] != [c for _, c in points[2:]]
 
 

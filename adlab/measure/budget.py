@@ -24,8 +24,26 @@ once it has recurred: the smaller excess of the last two sizes.
 Compile time is usually flat in n (20-60 ms here), but not when jit unrolls a
 Python loop over the elements: a loop model compiled in 0.3 s at n = 30, 1.2 s
 at n = 100 and 21 s at n = 300. So once the last compile took
-``COMPILE_GROWS_S`` or more it is extrapolated like the calls; below that it is
-fixed overhead plus noise, and extrapolating noise would skip points for nothing.
+``COMPILE_GROWS_S`` or more it may be extrapolated like the calls; below that it
+is fixed overhead plus noise, and extrapolating noise would skip points for nothing.
+
+Growth needs evidence that load cannot fake. A program loaded from adlab's
+cache brings what compiling it took back then (``Prepared.cold_compile_s``): a
+past measurement under unknown load. Complex step on ``normal_logpdf`` read
+0.096 s at n = 1, 0.47 s at n = 3 and 0.19 s at n = 10 from a cache filled
+while the test suite ran, where it compiles in 0.004-0.05 s; extrapolated, the
+first two skipped every size from n = 10 on, on every later run. So growth is
+claimed from the last two sizes only where both compiled in this process;
+where one of them came from the cache, only when the last three sizes all grew
+(each step's exponent at least ``AGREE_POWER``), and then at the smaller of the
+two exponents. Otherwise the last compile is taken as flat.
+
+And a prediction is no measurement: a series that compiled in under
+``SMALL_COMPILE_S`` at every size below is never skipped on its predicted
+compile alone (the point fits the budget without it). It is prepared, and the
+compile it measures speaks: a prepare that overran the budget
+(``add_overrun``) bounds the compile of every larger size from below, so the
+next size is skipped instead of compiling longer still.
 """
 
 from __future__ import annotations
@@ -41,6 +59,11 @@ MIN_CALLS = 3
 MIN_POWER, MAX_POWER = 0.0, 3.0
 #: compiles shorter than this are taken as flat in n
 COMPILE_GROWS_S = 0.1
+#: each step's exponent, at the least, for three sizes read from the cache to agree on growth
+AGREE_POWER = 0.5
+#: a series that compiled faster than this at every size below is not skipped on its
+#: predicted compile alone: it is prepared, and its measured compile decides
+SMALL_COMPILE_S = 1.0
 
 
 #: f's series label and its seconds per call at the size being predicted
@@ -54,6 +77,7 @@ class _Point:
     compile_s: float
     first_call_s: float
     f_evals: int | None
+    cached: bool = False  # compile_s read from adlab's cache: compiled in another process
 
 
 @dataclass
@@ -62,13 +86,21 @@ class Budget:
 
     budget_s: float
     history: dict[str, list[_Point]] = field(default_factory=dict)
+    #: per series, (n, seconds) of each prepare that overran the budget
+    overruns: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     def add(
         self, label: str, n: int, call_s: float, compile_s: float, first_call_s: float,
-        f_evals: int | None,
+        f_evals: int | None, cached: bool = False,
     ) -> None:  # fmt: skip
-        point = _Point(n, call_s, compile_s, first_call_s, f_evals)
+        """A measured point; ``cached``: ``compile_s`` is what compiling took when its
+        program was compiled, read from adlab's cache, not measured in this process."""
+        point = _Point(n, call_s, compile_s, first_call_s, f_evals, cached)
         self.history.setdefault(label, []).append(point)
+
+    def add_overrun(self, label: str, n: int, prepare_s: float) -> None:
+        """A prepare at ``n`` that took ``prepare_s``, over the budget (measured here)."""
+        self.overruns.setdefault(label, []).append((n, prepare_s))
 
     def _measured_below(self, label: str, n: int) -> list[_Point]:
         return sorted((p for p in self.history.get(label, []) if p.n < n), key=lambda p: p.n)
@@ -102,13 +134,28 @@ class Budget:
         return max(now_s / then[-1], 1.0)
 
     def predict_compile(self, label: str, n: int) -> float:
-        """Predicted compile seconds at ``n`` (0 with nothing to go on)."""
+        """Predicted compile seconds at ``n`` (0 with nothing to go on): extrapolated
+        where the sizes below show growth (``_compile_power``), else the last compile;
+        at least any overrun below."""
         pts = self._measured_below(label, n)
+        overrun = self._overrun_below(label, n)[0]
         if not pts:
-            return 0.0
-        if pts[-1].compile_s < COMPILE_GROWS_S:
-            return pts[-1].compile_s
-        return _extrapolate(pts, n, lambda p: p.compile_s, 0.0)
+            return overrun
+        last = pts[-1]
+        power = _compile_power(pts) if last.compile_s >= COMPILE_GROWS_S else None
+        predicted = last.compile_s * (n / last.n) ** power if power else last.compile_s
+        return max(predicted, overrun)
+
+    def _compiles_small(self, label: str, n: int) -> bool:
+        """Whether every size below ``n`` compiled in under ``SMALL_COMPILE_S``, within
+        the budget."""
+        pts = self._measured_below(label, n)
+        overran = self._overrun_below(label, n)[0] > 0
+        return bool(pts) and not overran and max(p.compile_s for p in pts) < SMALL_COMPILE_S
+
+    def _overrun_below(self, label: str, n: int) -> tuple[float, int]:
+        """(seconds, n) of the longest prepare below ``n`` that overran; (0.0, 0): none."""
+        return max(((s, m) for m, s in self.overruns.get(label, []) if m < n), default=(0.0, 0))
 
     def predict_first_excess(self, label: str, n: int) -> float:
         """Predicted seconds the first call at ``n`` costs beyond a warm one: the
@@ -122,22 +169,52 @@ class Budget:
         """Predicted seconds for the whole point: compile + ``MIN_CALLS`` calls, the
         first with its recurring excess (``predict_first_excess``)."""
         call = self.predict_call(label, n, primal)
-        if call is None:
-            return None
+        if call is None:  # nothing measured: an overrun below is all there is to go on
+            return self.predict_compile(label, n) or None
         compile_s = self.predict_compile(label, n)
         return compile_s + self.predict_first_excess(label, n) + MIN_CALLS * call
 
     def over(self, label: str, n: int, primal: Primal | None = None) -> str | None:
-        """The skip reason when the point is predicted over budget, else None."""
+        """The skip reason when the point is predicted over budget, else None (also
+        where only its predicted compile puts it over, after small compiles below)."""
         predicted = self.predict_point(label, n, primal)
         if predicted is None or predicted <= self.budget_s:
             return None
-        reason = f"predicted {seconds(predicted)} > budget {seconds(self.budget_s)}"
         compile_s = self.predict_compile(label, n)
-        if compile_s > predicted / 2 and compile_s > self._measured_below(label, n)[-1].compile_s:
+        if predicted - compile_s <= self.budget_s and self._compiles_small(label, n):
+            return None  # prepared: its measured compile decides (module docstring)
+        reason = f"predicted {seconds(predicted)} > budget {seconds(self.budget_s)}"
+        below = self._measured_below(label, n)
+        overrun_s, at = self._overrun_below(label, n)
+        if overrun_s and overrun_s >= compile_s:
+            reason += f" (preparing it took {seconds(overrun_s)} at n = {at})"
+        elif compile_s > predicted / 2 and below and compile_s > below[-1].compile_s:
             reason += (f" (compiling {seconds(compile_s)}: compile time grows with n here, "
                        "as when jit unrolls a Python loop)")  # fmt: skip
         return reason
+
+
+def _compile_power(pts: list[_Point]) -> float | None:
+    """The exponent compile time grows with over the last sizes (``pts`` sorted by n),
+    or None where they give no evidence of growth: through the last two where both
+    compiled in this process, else the smaller of the last three's two steps where
+    each grew by ``AGREE_POWER`` or more (a cached compile time alone is no evidence)."""
+    if len(pts) >= 2 and not (pts[-1].cached or pts[-2].cached):
+        last = _powers(pts[-2:])
+        return min(max(last[0], MIN_POWER), MAX_POWER) if last else None
+    steps = _powers(pts[-3:])
+    if len(steps) == 2 and min(steps) >= AGREE_POWER:
+        return min(min(steps), MAX_POWER)
+    return None
+
+
+def _powers(pts: list[_Point]) -> list[float]:
+    """The log-log slope of compile time between each two neighbouring sizes of
+    ``pts``; empty where a compile time is not positive or two sizes are equal."""
+    pairs = list(zip(pts, pts[1:]))
+    if any(not (a.compile_s > 0 and b.compile_s > 0 and b.n > a.n) for a, b in pairs):
+        return []
+    return [math.log(b.compile_s / a.compile_s) / math.log(b.n / a.n) for a, b in pairs]
 
 
 def _extrapolate(pts: list[_Point], n: int, value, default_power: float) -> float:

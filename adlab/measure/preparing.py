@@ -170,6 +170,7 @@ class Preparing:
         budget_s = self.budget.budget_s
         if pt.prepare_s > budget_s:
             pt.skipped = f"prepare took {seconds(pt.prepare_s)} > budget {seconds(budget_s)}"
+            self.budget.add_overrun(v.label, n, pt.prepare_s)  # the next size: longer still
             return
         primal_s = pt.primal.estimate_s() if pt.primal else None
         first = self._first_guess(v, n, p.f_evals, primal_s)

@@ -310,10 +310,13 @@ class _Run:
             return Record(**base, skipped=pt.skipped)
         p, notes = pt.prepared, pt.notes
         timing = pt.watch.timing(p.compile_s)
-        # a program loaded from adlab's cache: the budget extrapolates what compiling took,
-        # as the next size may have to compile (a load time would hide a growing compile)
+        # a program loaded from adlab's cache: the budget sees what compiling took, as the
+        # next size may have to compile (a load time would hide a growing compile), marked
+        # as read from the cache: a past compile, under unknown load (budget's docstring)
+        cached = bool(getattr(p, "compile_loaded", False))
         compile_s = getattr(p, "cold_compile_s", p.compile_s)
-        self.budget.add(v.label, n, timing.median_s, compile_s, timing.first_call_s, p.f_evals)
+        self.budget.add(v.label, n, timing.median_s, compile_s, timing.first_call_s, p.f_evals,
+                        cached=cached)  # fmt: skip
         if timing.repeats == 1 and timing.loops == 1 and self.repeats > 1:
             notes.append(
                 f"one call only: {seconds(timing.median_s)} per warm call leaves no time "
