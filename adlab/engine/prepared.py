@@ -7,10 +7,18 @@ its data does. How the call is made is the backend's (``Backend.program``:
 for JAX, the compiled program's own C++ call; ``adlab.engine.backends``).
 An ``x`` that call refuses (another shape, a NumPy array where the framework
 wants its own) goes on through the backend's fallback from then on.
+
+``p(x, *args)`` with new arguments of the prepared shapes and dtypes hands them
+as the caller has them to a second program that takes every argument (JAX: its
+C++ call copies them to the device, as a user's jitted call does). They are
+converted for later calls only when one needs them: a copy per call would cost
+as much as the call's own transfer of large data. Anything else is converted in
+Python first, and traced anew where the framework traces.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from operator import is_
 from typing import Any
@@ -22,8 +30,10 @@ class Prepared:
     """A derivative compiled for one set of shapes: ``p(x)``, or ``p(x, *args)``.
 
     ``p(x)`` takes the derivative at ``x`` with the other arguments bound at
-    prepare time; ``p(x, *args)`` binds new ones (converted as at prepare time)
-    and keeps them for later calls. ``p(*p.inputs)`` is the call a sweep times.
+    prepare time; ``p(x, *args)`` binds new ones and keeps them for later calls.
+    Kept are the arguments themselves, converted (as at prepare time) when a
+    later ``p(x)`` or ``p.inputs`` first needs them: an array changed in place
+    before then is seen changed. ``p(*p.inputs)`` is the call a sweep times.
     Rebinding is not meant to race with calls from another thread.
 
     Attributes:
@@ -50,11 +60,13 @@ class Prepared:
         self._compiled = program.compiled  # JAX's compiled program (adlab.profile), or None
         self._impl = impl
         self._general: Callable | None = None
+        self._rebinding: Callable | None | bool = None  # the backend's; False: none
+        self._pending: tuple | None = None  # (x, *args) rebound, not yet converted
         self._model = model
         self._with_error = built.with_error
         self._where = options["where"]
         self._eager_cures = options["eager_cures"]
-        self.inputs = inputs
+        self._inputs = inputs
         self._rest = inputs[1:]
         self.mode = options["mode"]
         self.scheme = options["scheme"]
@@ -73,25 +85,33 @@ class Prepared:
         self.step = built.step
         self._first = program.first
 
+    @property
+    def inputs(self) -> tuple:
+        if self._pending is not None:
+            self._bind_pending()
+        return self._inputs
+
     def __call__(self, x: Any, *args: Any) -> Any:
         # The hot path, written out: a Python frame is ~2% of a small call. The
         # bound arguments themselves (``p(*p.inputs)``) are recognised in C (map).
         if args and not (len(args) == len(self._rest) and all(map(is_, args, self._rest))):
-            x = self._rebind(x, args)
-        try:
-            out = self._call(x)
-        except Exception as exc:
-            out = self._refused(x, exc)
+            out = self._rebind(x, args)
+        else:
+            try:
+                out = self._call(x)
+            except Exception as exc:
+                out = self._refused(x, exc)
         return out[0] if self._with_error else out
 
     def with_error(self, x: Any, *args: Any) -> tuple[Any, Any]:
         """(derivative, Richardson error estimate or None)."""
         if args and not (len(args) == len(self._rest) and all(map(is_, args, self._rest))):
-            x = self._rebind(x, args)
-        try:
-            out = self._call(x)
-        except Exception as exc:
-            out = self._refused(x, exc)
+            out = self._rebind(x, args)
+        else:
+            try:
+                out = self._call(x)
+            except Exception as exc:
+                out = self._refused(x, exc)
         return out if self._with_error else (out, None)
 
     def _refused(self, x: Any, exc: Exception) -> Any:
@@ -109,15 +129,69 @@ class Prepared:
         raise err from exc
 
     def _rebind(self, x: Any, args: tuple) -> Any:
-        """Convert and bind new arguments; later calls pass them to a program that
-        takes every argument (compiled once, on the first such call)."""
-        wrt = wrt_indices(self.wrt)
-        self.inputs = backend_inputs((x, *args), self.precision, self.backend, wrt)
-        self._rest = self.inputs[1:]
+        """The derivative at new arguments, bound for later calls.
+
+        Those of the prepared types go as they are to the backend's program that
+        takes every argument (built on the first such call), and are converted
+        only when a later call needs them (``_bind_pending``). Others, or where the
+        backend has no such program, are converted here first."""
+        fast = self._rebinding
+        if fast is None:
+            fast = self._rebinding = self._fast_rebinding()
+        if fast:
+            try:
+                out = fast(*args, x)
+            except Exception:  # not the types it was built for: converted, as below
+                pass
+            else:
+                self._pending = (x, *args)
+                self._rest = ()  # the caller's own arrays are never taken for the bound ones
+                self._call = self._bound_later
+                return out
+        self._pending = None
+        x = self._bind((x, *args))
+        try:
+            return self._call(x)
+        except Exception as exc:
+            return self._refused(x, exc)
+
+    def _fast_rebinding(self) -> Callable | bool:
+        """The backend's call that takes every argument as given, or False (none; or
+        it could not be built, say f cannot be traced with its data as arguments:
+        the converting path then reports what the user can act on)."""
+        try:
+            return self._impl.rebinding(self._general_fn(), self._inputs, self.precision,
+                                        self.jit) or False  # fmt: skip
+        except Exception:
+            return False
+
+    def _general_fn(self) -> Callable:
         if self._general is None:
             self._general = self._impl.general(self._fn, jit=self.jit)
-        self._call = self._traced = self._impl.rebind(self._general, self.inputs, self.precision)
-        return self.inputs[0]
+        return self._general
+
+    def _bind(self, args: tuple, typed: bool = False) -> Any:
+        """Convert and bind ``args`` (x first); later calls pass them to the program
+        that takes every argument (compiled once, on the first such call). Returns x.
+        ``typed``: they are of the types the backend's fast call was built for."""
+        wrt = wrt_indices(self.wrt)
+        self._inputs = backend_inputs(args, self.precision, self.backend, wrt)
+        self._rest = self._inputs[1:]
+        general = self._general_fn()
+        self._call = self._traced = self._impl.rebind(general, self._inputs, self.precision)
+        if typed:  # the fast call's compiled program: nothing traced or compiled anew
+            self._call = functools.partial(self._rebinding, *self._rest)
+        return self._inputs[0]
+
+    def _bind_pending(self) -> None:
+        """Convert and bind the arguments the last fast rebinding kept."""
+        pending, self._pending = self._pending, None
+        self._bind(pending, typed=True)
+
+    def _bound_later(self, x: Any) -> Any:
+        """``p(x)`` after a fast rebinding: its arguments bound now, then called."""
+        self._bind_pending()
+        return self._call(x)
 
     def cost(self) -> dict[str, float] | None:
         """XLA's analysis of the compiled derivative, PyTorch's count of its matrix

@@ -209,6 +209,13 @@ class Backend:
         """``fn`` (compiled if ``jit``) for ``rebind``: the same function, new arguments."""
         return self.compile(fn) if jit else fn
 
+    def rebinding(self, general: Callable, inputs: tuple, precision: str,
+                  jit: bool) -> Callable | None:  # fmt: skip
+        """``call(*args, x)``, as ``general`` takes them, at arguments as the caller has
+        them, not converted first; it refuses (raises on) any it was not built for.
+        None where the framework has no such call: new arguments are converted (``rebind``)."""
+        return None
+
     def rebind(self, general: Callable, inputs: tuple, precision: str) -> Callable:
         """``call(x)`` with new bound arguments (already converted)."""
         return self._bind(general, inputs[1:])

@@ -110,6 +110,32 @@ def all_passed(fn: Callable, jit: bool) -> Callable:
     return jax.jit(run) if jit else run
 
 
+def rebinding(general: Any, inputs: tuple, precision: str) -> Callable:
+    """``call(*args, x)``: ``general`` (``all_passed``'s, jitted) compiled for the types of
+    ``inputs``, called through its own C++ call with the arguments as the caller has them.
+
+    That call does what a user's jitted call does with host arrays, in C++: it copies
+    them to the device, casting float64 to float32 where x64 is off (set here for the
+    precision). Converting them in Python first (``backend_inputs``: a ``device_put``
+    per array) cost 20-50 times the call. Other shapes, dtypes or structures it refuses
+    (TypeError): the caller converts those and traces anew.
+    """
+    example = (*inputs[1:], inputs[0])
+    with precision_scope(precision):
+        compiled = general.trace(*example).lower().compile()
+    call, _ = direct(compiled, example)
+    x64 = precision == "float64"
+
+    def run(*given: Any) -> Any:
+        token = swap_x64(x64)
+        try:
+            return call(*given)
+        finally:
+            restore_x64(token)
+
+    return run
+
+
 def _trace(jitted: Any, args: tuple, eager: bool) -> Any:
     """``jitted.trace(*args)``; None when running eagerly and the function holds
     Python control flow on traced values (it can run, but not be traced)."""

@@ -113,6 +113,10 @@ class JaxBackend(Backend):
         """A program that takes every argument (compiled once, on its first call)."""
         return _jax_call.all_passed(fn, jit=jit)
 
+    def rebinding(self, general: Callable, inputs: tuple, precision: str,
+                  jit: bool) -> Callable | None:  # fmt: skip
+        return _jax_call.rebinding(general, inputs, precision) if jit else None
+
     def rebind(self, general: Callable, inputs: tuple, precision: str) -> Callable:
         return _jax_call.in_precision(functools.partial(general, *inputs[1:]),
                                       precision == "float64")  # fmt: skip
