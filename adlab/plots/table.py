@@ -14,17 +14,17 @@ from bokeh.models import ColumnDataSource, DataTable, HTMLTemplateFormatter, Tab
 #: widths fit the title (and a sort arrow) whole, and 940 pixels in all: the Lab's
 #: two plots side by side
 _SPEC = (
-    ("label", "series", "label", 190, "left"),  # "hessian[forward-over-reverse](sparse)"
+    ("label", "series", "label", 180, "left"),  # "hessian[forward-over-reverse](sparse)"
     ("backend", "framework", "backend", 80, "left"),
     ("jit", "jit", "jit", 45, "left"),
     ("precision", "precision", "precision", 70, "left"),
     ("n", "n", "n", 50, "right"),
     ("median_s", "time", "median_text", 70, "right"),
-    ("iqr_s", "IQR", "iqr_text", 65, "right"),
+    ("iqr_s", "IQR", "iqr_text", 60, "right"),
     ("ratio_to_primal", "ratio to f", "ratio_text", 85, "right"),  # "8.6x", "at the floor"
     ("compile_s", "compile", "compile_text", 65, "right"),
     ("f_evals", "f evals", "f_evals", 60, "right"),
-    ("error", "error", "error_text", 60, "right"),
+    ("error", "error", "error_text", 55, "right"),
     ("colors", "colors", "colors", 50, "right"),  # a sparse series' passes
     ("nnz", "nonzeros", "nnz", 70, "right"),
 )

@@ -188,9 +188,9 @@ def describe_environment(records: Sequence[Record]) -> str:
 
 
 #: how wide ``format_table``'s text may be before its columns go into blocks: JupyterLab
-#: wraps its output at the window's edge, about 120 characters at the default font in a
-#: 1280-pixel window with the file browser open (a wrapped row reads as two)
-TEXT_WIDTH = 110
+#: wraps its output at the window's edge, at 107 characters in a 1280-pixel window with
+#: the file browser open (measured in Chromium), and a wrapped row reads as two
+TEXT_WIDTH = 100
 
 
 def _marks(r: Record) -> str:

@@ -28,16 +28,13 @@ from . import (
     record_text,
 )
 
-#: the cells never wrap (a wrapped time reads as two); the names stay left, numbers right
-_STYLE = (
-    "<style>"
-    ".adlab-table td, .adlab-table th {white-space: nowrap}"
-    ".adlab-table tbody th {text-align: left}"
-    ".adlab-table td {text-align: right; vertical-align: top}"
-    ".adlab-table .adlab-ratio {font-size: 85%; opacity: 0.75}"
-    ".adlab-table .adlab-notes {font-size: 85%; margin: 0.2em 0; padding-left: 1.2em}"
-    "</style>"
-)
+# Inline styles, not a <style> block: JupyterLab's sanitizer keeps them in a notebook
+# opened untrusted, and they beat its table CSS. A cell never wraps (a wrapped time
+# reads as two); names sit left, numbers right.
+_TD = ' style="white-space: nowrap; text-align: right; vertical-align: top"'
+_TH = ' style="white-space: nowrap; text-align: left"'
+_RATIO = ' style="font-size: 85%; opacity: 0.75"'
+_NOTES = ' style="font-size: 85%; margin: 0.2em 0"'
 
 
 def _esc(text: str) -> str:
@@ -46,26 +43,26 @@ def _esc(text: str) -> str:
 
 def _cell(r: Record | None, reasons: dict[str, int]) -> str:
     if r is None:
-        return "<td></td>"
+        return f"<td{_TD}></td>"
     tip = f' title="{_esc(record_text(r))}"'
     if r.skipped:
-        return f"<td{tip}>skipped [{reasons[without_where(r.skipped)]}]</td>"
+        return f"<td{_TD}{tip}>skipped [{reasons[without_where(r.skipped)]}]</td>"
     ratio = _ratio(r)
-    under = f'<br><span class="adlab-ratio">{_esc(ratio)}</span>' if ratio else ""
-    return f"<td{tip}>{_esc(seconds(r.median_s))}{_esc(_marks(r))}{under}</td>"
+    under = f"<br><span{_RATIO}>{_esc(ratio)}</span>" if ratio else ""
+    return f"<td{_TD}{tip}>{_esc(seconds(r.median_s))}{_esc(_marks(r))}{under}</td>"
 
 
 def _list(lines: Sequence[str]) -> str:
     items = "".join(f"<li>{_esc(line)}</li>" for line in lines)
-    return f'<ul class="adlab-notes">{items}</ul>' if lines else ""
+    return f"<ul{_NOTES}>{items}</ul>" if lines else ""
 
 
 def table_html(records: Sequence[Record]) -> str:
     """The records as ``format_table``'s HTML (see the module docstring)."""
     ns, labels, cell, reasons = _pivot(records)
-    head = "".join(f"<th>n = {n}</th>" for n in ns)
+    head = "".join(f"<th{_TD}>n = {n}</th>" for n in ns)
     body = "".join(
-        f"<tr><th>{_esc(label)}</th>"
+        f"<tr><th{_TH}>{_esc(label)}</th>"
         + "".join(_cell(cell.get((label, n)), reasons) for n in ns)
         + "</tr>"
         for label in labels
@@ -74,7 +71,7 @@ def table_html(records: Sequence[Record]) -> str:
              + _skip_lines(records))  # fmt: skip
     found = crossover_lines(records)
     return (
-        f'<div class="adlab-table">{_STYLE}'
+        '<div class="adlab-table">'  # a hook for tests and users' CSS
         f"<div><small>{_esc(describe_environment(records))}</small></div>"
         f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
         "<div><small>time per call: median over repeats; under it, the ratio to the "
