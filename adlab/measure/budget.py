@@ -12,7 +12,8 @@ each), else 1. The exponent is clamped to [0, 3].
 
 A point needs its compile and at least ``MIN_CALLS`` calls: the first call
 (kept apart), one warm-up call and one timed repeat. When that is over the
-budget the point is skipped with its reason, before anything runs.
+budget the point is skipped with its reason, before anything runs (but
+see below: not on a predicted compile alone after small compiles).
 
 The prediction is made from warm calls. A first call can cost far more than
 the calls after it, and whether it will again at the next size depends on
@@ -27,12 +28,12 @@ at n = 100 and 21 s at n = 300. So once the last compile took
 ``COMPILE_GROWS_S`` or more it may be extrapolated like the calls; below that it
 is fixed overhead plus noise, and extrapolating noise would skip points for nothing.
 
-Growth needs evidence that load cannot fake. A program loaded from adlab's
-cache brings what compiling it took back then (``Prepared.cold_compile_s``): a
-past measurement under unknown load. Complex step on ``normal_logpdf`` read
-0.096 s at n = 1, 0.47 s at n = 3 and 0.19 s at n = 10 from a cache filled
-while the test suite ran, where it compiles in 0.004-0.05 s; extrapolated, the
-first two skipped every size from n = 10 on, on every later run. So growth is
+Growth needs evidence from this run. A program loaded from adlab's cache
+brings what compiling it took back then (``Prepared.cold_compile_s``): a past
+measurement under unknown load. Complex step on ``normal_logpdf`` read 0.096 s
+at n = 1, 0.47 s at n = 3 and 0.19 s at n = 10 from a cache filled under load,
+where it compiles in 0.004-0.05 s; extrapolated, the first two skipped every
+size from n = 10 on, on every later run (issue 22). So growth is
 claimed from the last two sizes only where both compiled in this process;
 where one of them came from the cache, only when the last three sizes all grew
 (each step's exponent at least ``AGREE_POWER``), and then at the smaller of the
@@ -48,6 +49,7 @@ next size is skipped instead of compiling longer still.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -211,7 +213,7 @@ def _compile_power(pts: list[_Point]) -> float | None:
 def _powers(pts: list[_Point]) -> list[float]:
     """The log-log slope of compile time between each two neighbouring sizes of
     ``pts``; empty where a compile time is not positive or two sizes are equal."""
-    pairs = list(zip(pts, pts[1:]))
+    pairs = list(itertools.pairwise(pts))
     if any(not (a.compile_s > 0 and b.compile_s > 0 and b.n > a.n) for a, b in pairs):
         return []
     return [math.log(b.compile_s / a.compile_s) / math.log(b.n / a.n) for a, b in pairs]
