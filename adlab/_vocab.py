@@ -172,6 +172,9 @@ class Record:
     error_norm: float | None = None  # normwise relative error vs reference
     error_estimate: float | None = None  # the method's own estimate (Richardson)
     reference_trusted: bool | None = None
+    # False: the derivative disagrees with the checked reference beyond its mode's
+    # tolerance (``adlab.engine.compare.tolerance``; ``note`` gives both numbers)
+    trusted: bool | None = None
     # bookkeeping
     skipped: str | None = None
     note: str | None = None  # a caveat on a measured point (e.g. one call only: over budget)

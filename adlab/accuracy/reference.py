@@ -22,68 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from ..engine.compare import FLOOR as FLOOR
+from ..engine.compare import max_relative_error as max_relative_error
+from ..engine.compare import max_relative_size as max_relative_size
+from ..engine.compare import normwise_relative_error as normwise_relative_error
 
 #: forward and reverse float64 must agree to this, normwise relative
 AGREEMENT = 1e-13
-#: components below FLOOR * max|ref| are compared against that floor instead
-FLOOR = 1e-6
-
-
-def _flat(a: Any) -> np.ndarray:
-    if isinstance(a, tuple):
-        return np.concatenate([np.ravel(np.asarray(p, dtype=np.float64)) for p in a])
-    return np.ravel(np.asarray(a, dtype=np.float64))
-
-
-def max_relative_size(delta: Any, ref: Any, floor: float = FLOOR) -> float:
-    """max_i |d_i| / max(|r_i|, floor * max_j |r_j|): a difference, relative to ``ref``.
-
-    The one home of the componentwise scale: ``max_relative_error`` is this
-    applied to ``approx - ref``, and a method's own error estimate (Richardson)
-    is this applied to the estimate, so the two are directly comparable. When
-    the whole reference is zero this is the largest absolute value; inf when
-    ``delta`` is not finite.
-    """
-    d, r = _flat(delta), _flat(ref)
-    if d.shape != r.shape:
-        raise ValueError(f"shapes differ: {d.shape} vs {r.shape}")
-    if not r.size:
-        return 0.0
-    if not np.all(np.isfinite(d)):
-        return math.inf
-    scale = np.max(np.abs(r))
-    if scale == 0.0:
-        return float(np.max(np.abs(d)))
-    denom = np.maximum(np.abs(r), floor * scale)
-    return float(np.max(np.abs(d) / denom))
-
-
-def max_relative_error(approx: Any, ref: Any, floor: float = FLOOR) -> float:
-    """max_i |a_i - r_i| / max(|r_i|, floor * max_j |r_j|).
-
-    The floor keeps components that are (nearly) zero from dividing by zero;
-    when the whole reference is zero this is the absolute error. inf when
-    ``approx`` is not finite.
-    """
-    a, r = _flat(approx), _flat(ref)
-    if a.shape != r.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {r.shape}")
-    if not np.all(np.isfinite(a)):
-        return math.inf
-    return max_relative_size(a - r, r, floor)
-
-
-def normwise_relative_error(approx: Any, ref: Any) -> float:
-    """||a - r||_2 / ||r||_2 (the absolute error when r is zero); inf when a is not finite."""
-    a, r = _flat(approx), _flat(ref)
-    if a.shape != r.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {r.shape}")
-    if not np.all(np.isfinite(a)):
-        return math.inf
-    norm = np.linalg.norm(r)
-    diff = np.linalg.norm(a - r)
-    return float(diff / norm) if norm > 0 else float(diff)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,8 @@ def take(p: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
     """Rows ``idx`` of ``p``; an index below 0 gives an empty row."""
     idx = np.asarray(idx, dtype=np.int64).ravel()
     keep = idx >= 0
+    if not keep.any():  # p may have no rows at all (a zero-size intermediate): none to take
+        return empty(idx.size, p.shape[1])
     check_entries(int(np.diff(p.indptr)[idx[keep]].sum()), idx.size)
     rows = p[np.where(keep, idx, 0)]
     if not keep.all():

@@ -9,19 +9,24 @@ bound v; ``p(x, v, *args)`` binds a new v (and data).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import jax
 import numpy as np
 
 from .._vocab import ModelError
-from .derivative import DerivativeInfo, prepare
+from .backends import get_backend
+from .compare import crosscheck
+from .derivative import DerivativeInfo, UntrustedWarning, prepare
 from .model import Model, _normalize_wrt
 from .modes.second_order import BACKENDS, NAMES, NotScalar, refusal
 from .prepared import Prepared
 from .userline import source_line
+
+#: JAX's float64 compositions that are the Hessian's reference (``compare.crosscheck``)
+ROUTES = ("forward-over-reverse", "reverse-over-reverse")
 
 
 def _model(f_or_model: Callable | Model) -> Model:
@@ -159,16 +164,25 @@ def prepare_hvp(
         raise _scalar_error(model, exc) from None
 
 
-def _value(p: Any, full_output: bool) -> Any:
+def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
+    """``p``'s value (and info); ``check``: (model, args) to cross-check a Hessian with."""
     value = p(*p.inputs)
     if hasattr(p, "info"):  # sparse: a csr_array and its own info
         return (value, p.info()) if full_output else value
-    # NumPy, not jax.Array: a float64 jax.Array used outside adlab's precision
-    # scope is truncated to float32 by later jnp calls
-    value = jax.tree_util.tree_map(np.asarray, value)
+    value = get_backend(p.backend).to_numpy(value)  # NumPy, as each framework hands it over
+    trusted, note = p.trusted, p.note
+    if check is not None and not (p.backend == "jax" and p.precision == "float64"
+                                  and p.scheme in ROUTES):  # fmt: skip
+        model, args = check
+        wrong = crosscheck(model, args, value, wrt=p.wrt, mode="hessian", scheme=p.scheme,
+                           precision=p.precision, backend=p.backend, order=2)  # fmt: skip
+        if wrong:
+            trusted, note = False, wrong
+            warnings.warn(f"hessian {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,
+                          stacklevel=3)  # fmt: skip
     if not full_output:
         return value
-    return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, p.trusted, p.note)
+    return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, trusted, note)
 
 
 def hessian(
@@ -208,7 +222,7 @@ def hessian(
     """
     p = prepare_hessian(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
                         backend=backend, sparse=sparse)  # fmt: skip
-    return _value(p, full_output)
+    return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args)))
 
 
 def hvp(

@@ -25,6 +25,7 @@ from ..accuracy.reference import (
     reference,
 )
 from ..engine.args import wrt_indices
+from ..engine.compare import tolerance, verdict
 from ..engine.model import Model
 from .budget import Budget
 from .series import Series
@@ -95,7 +96,9 @@ class References:
             return f"no reference: {exc}"
 
 
-def point_errors(value: Any, estimate: Any, ref: Reference | str | None, notes: list[str]) -> dict:
+def point_errors(value: Any, estimate: Any, ref: Reference | str | None, notes: list[str],
+                 mode: str = "reverse", scheme: str | None = None,
+                 precision: str = "float64") -> dict:  # fmt: skip
     """A point's ``Record`` fields for its errors against ``ref`` (notes get the caveats).
 
     The error estimate (Richardson's own) is on the scale of ``error``: max
@@ -114,6 +117,11 @@ def point_errors(value: Any, estimate: Any, ref: Reference | str | None, notes: 
     )
     if ref.trusted is not True and ref.note:
         notes.append(f"reference {ref.note}")
+    elif ref.trusted:  # a derivative off its checked reference is never called trusted
+        wrong = verdict(value, ref.value, tolerance(mode, scheme, precision))
+        out["trusted"] = wrong is None
+        if wrong:
+            notes.append(f"not trusted: {wrong}")
     if estimate is not None:
         out["error_estimate"] = max_relative_size(jax.tree_util.tree_map(np.asarray, estimate),
                                                   ref.value)  # fmt: skip

@@ -334,7 +334,7 @@ class _Run:
                 # what a numeric Hessian differences; primitives a pattern took as dense
                 notes.append(p.note)
             ref = self.refs.get(pt.m, pt.args, n, v.mode)
-            fields.update(point_errors(value, estimate, ref, notes))
+            fields.update(point_errors(value, estimate, ref, notes, v.mode, v.scheme, v.precision))
         if notes:
             fields["note"] = "; ".join(notes)
         return Record(**{**base, **fields})

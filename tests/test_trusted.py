@@ -1,0 +1,84 @@
+"""``trusted`` means something: a derivative off JAX's checked float64 one is flagged.
+
+A framework's own rule can be wrong: PyTorch's reverse-over-forward and
+forward-over-forward Hessians through ``slogdet`` give the identity where the
+Hessian of sum(x) is zero (issue 23; torch's own ``jacrev(jacfwd(f))`` does too).
+adlab cannot fix torch, but it must not call that result trusted.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import adlab
+from adlab.engine.compare import crosscheck, tolerance, verdict
+from adlab.measure.references import point_errors
+
+SLOGDET = (
+    "def setup(n, rng):\n    return rng.normal(size=n),\n"
+    "def f(x):\n    return np.linalg.slogdet(np.diag(np.exp(x)))[1]\n"
+)
+SMOOTH = (
+    "def setup(n, rng):\n    return rng.normal(size=n),\n"
+    "def f(x):\n    return np.sum(np.sin(x) * x)\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["reverse-over-forward", "forward-over-forward"])
+def test_torchs_wrong_hessian_through_slogdet_is_flagged_with_both_numbers(mode):
+    m = adlab.Model.from_source(SLOGDET)
+    (x,) = m.setup(3, 0)
+    try:
+        with pytest.warns(adlab.UntrustedWarning, match="disagrees with JAX's checked"):
+            h, info = adlab.hessian(m, x, mode=mode, backend="torch", full_output=True)
+    except adlab.ModelError as exc:  # refusing the composition, with the line, is right too
+        assert "line 4" in str(exc)
+        return
+    assert not np.allclose(h, 0.0, atol=1e-8)  # torch's result is still wrong ...
+    assert info.trusted is False  # ... and no longer called trusted
+    assert "entry 0 is 1" in info.note and "reference gives" in info.note
+
+
+def test_a_right_derivative_on_another_framework_stays_trusted():
+    m = adlab.Model.from_source(SMOOTH)
+    (x,) = m.setup(4, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adlab.UntrustedWarning)
+        g, info = adlab.derivative(m, x, mode="forward", backend="torch", full_output=True)
+        h, hinfo = adlab.hessian(m, x, mode="reverse-over-reverse", backend="torch",
+                                 full_output=True)  # fmt: skip
+    assert info.trusted and hinfo.trusted
+    np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-12)
+
+
+def test_crosscheck_names_the_wrong_entry_and_no_claim_without_a_checked_reference():
+    m = adlab.Model.from_source(SMOOTH)
+    (x,) = m.setup(3, 0)
+    right = np.cos(x) * x + np.sin(x)
+    kw = dict(wrt=0, mode="forward", scheme="central", precision="float64", backend="torch")
+    assert crosscheck(m, (x,), right, **kw) is None
+    wrong = right.copy()
+    wrong[2] = np.nan  # a rule that divided by zero
+    assert "entry 2 is nan" in crosscheck(m, (x,), wrong, **kw)
+    # finite differences may be off by their truncation error, never by 1e-2
+    off = right * (1 + 1e-6)
+    assert crosscheck(m, (x,), off, **{**kw, "mode": "numeric"}) is None
+    assert crosscheck(m, (x,), off, **kw) is not None  # AD is exact to rounding
+    assert tolerance("numeric", "central", "float32") is None  # no claim there
+    exact = tolerance("forward", None, "float64")
+    assert verdict(np.zeros(3), np.full(3, 1e-17), exact) is None  # zeros but for rounding
+
+
+def test_a_sweep_point_off_its_checked_reference_is_not_trusted():
+    ref = adlab.Reference(np.array([1.0, 2.0]), True, 0.0)
+    notes: list[str] = []
+    out = point_errors(np.array([1.0, 2.5]), None, ref, notes, "forward", None, "float64")
+    assert out["trusted"] is False and "2.5" in notes[0] and "reference gives 2" in notes[0]
+    notes = []
+    assert point_errors(np.array([1.0, 2.0]), None, ref, notes, "forward")["trusted"] is True
+    assert notes == []
+    unchecked = adlab.Reference(np.array([1.0, 2.0]), None, float("nan"))
+    assert "trusted" not in point_errors(np.array([9.0, 9.0]), None, unchecked, [], "forward")
