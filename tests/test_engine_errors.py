@@ -174,6 +174,58 @@ def test_importing_np_is_refused_naming_the_import(imports):
     assert f"np is provided by adlab; remove `{imports}`" in str(info.value)
 
 
+SETUP = "def setup(n, rng):\n    return rng.normal(size=n)\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "lineno", "backend", "write"),
+    [
+        # issue 22.3: a PyTorch user's function, pasted as it is
+        ("import torch\n" + SETUP + "def f(x):\n    return torch.sum(x ** 2)\n",
+         1, "torch", "write np.sum(...) in place of torch.sum(...)"),
+        ("import tensorflow as tf\n" + SETUP + "def f(x):\n    return tf.reduce_sum(x ** 2)\n",
+         1, "tensorflow", "write np.sum(...) in place of tf.reduce_sum(...)"),
+        ("import jax.numpy as jnp\n" + SETUP + "def f(x):\n    return jnp.sum(x ** 2)\n",
+         1, "jax", "write np.sum(...) in place of jnp.sum(...)"),
+        ("import jax\n" + SETUP + "def f(x):\n    return jax.lax.fori_loop(0, 2, "
+         "lambda i, c: c * x, x).sum()\n", 1, "jax", "write fori_loop(...), which adlab "
+         "provides beside np, in place of jax.lax.fori_loop(...)"),
+        ("import autograd.numpy as anp\n" + SETUP + "def f(x):\n    return anp.sum(x ** 2)\n",
+         1, "autograd", "write np.sum(...) in place of anp.sum(...)"),
+        # called by name without an import: the line of the call
+        (SETUP + "def f(x):\n    y = x ** 2\n    return jnp.sum(y)\n", 5, "jax", "np.sum"),
+        (SETUP + "def f(x):\n    return torch.linalg.norm(x)\n", 4, "torch",
+         "write np.linalg.norm(...) in place of torch.linalg.norm(...)"),
+    ],
+)  # fmt: skip
+def test_a_model_calling_a_framework_itself_is_refused_naming_the_line(
+    source, lineno, backend, write
+):
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.Model.from_source(source)
+    err = info.value
+    assert err.lineno == lineno and err.line == source.splitlines()[lineno - 1]
+    assert "adlab binds np to the NumPy-like namespace of the framework" in err.reason
+    assert write in err.hint and f"backend='{backend}'" in err.hint, err.hint
+    assert f"reverse({backend})" in err.hint  # the variant syntax of sweeps
+
+
+def test_a_name_of_the_models_own_that_a_framework_also_uses_is_fine():
+    m = adlab.Model.from_source(SETUP + "def f(x):\n    tf = 2.0\n    return np.sum(tf * x)\n")
+    np.testing.assert_allclose(adlab.derivative(m, X), np.full_like(X, 2.0))
+
+
+def test_the_command_line_says_the_framework_refusal_in_its_terms(tmp_path, capsys):
+    from adlab.cli import main
+
+    path = tmp_path / "m3.py"
+    path.write_text("import torch\n" + SETUP + "def f(x):\n    return torch.sum(x ** 2)\n")
+    assert main(["bench", "--model", str(path), "--sizes", "10", "--modes", "reverse"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "line 1: the model imports PyTorch itself" in err, err
+    assert "--modes 'reverse(torch)'" in err and "backend='torch'" not in err, err
+
+
 def test_numpy_on_a_traced_value_is_not_called_control_flow():
     m = adlab.Model.from_source(
         "import numpy\n" + HEAD + "def f(x):\n    y = numpy.asarray(x)\n    return np.sum(y**2)\n"

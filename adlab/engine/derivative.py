@@ -23,10 +23,12 @@ from . import program_cache
 from .args import _cast_args, backend_inputs, wrt_indices
 from .backends import get_backend
 from .backends._base import NotAnArray
+from .compare import crosscheck
 from .model import Model, _normalize_wrt
 from .modes import Spec, get_rule
 from .precision import dtype_of, precision_scope
 from .prepared import Prepared
+from .userline import running_on
 
 
 class UntrustedWarning(UserWarning):
@@ -145,7 +147,8 @@ def prepare(
         """Run a step that may fail in the model's code; ``traced``: under the compiler."""
         return _guarded(model, where, eager_cures if traced else False, thunk)
 
-    with precision_scope(precision):
+    # errors in the terms of this backend, even where adlab traces f with JAX to check it
+    with precision_scope(precision), running_on(backend):
         inputs = backend_inputs(all_args, precision, backend, indices)
         out = impl.probe(f, all_args, inputs, jit, guard)
         out_shape = _check_out(model, out, where)
@@ -244,9 +247,16 @@ def derivative(
     else:
         value, err = p.with_error(*p.inputs)
     value, err = p._impl.to_numpy(value), p._impl.to_numpy(err)
+    trusted, note = p.trusted, p.note
+    if not (backend == "jax" and mode == "reverse" and precision == "float64"):  # the reference
+        wrong = crosscheck(p._model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
+                           precision=precision, backend=backend)  # fmt: skip
+        if wrong:
+            trusted, note = False, wrong
+            warnings.warn(f"{mode} on {backend}: {wrong}", UntrustedWarning, stacklevel=2)
     if not full_output:
         return value
-    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, p.trusted, p.note)
+    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note)
 
 
 __all__ = [

@@ -85,13 +85,14 @@ def missing_attribute(exc: AttributeError, expr: str | None) -> str | None:
     return f"`{owner}` has no attribute '{name}'{_suggest(name, dir(obj))}"
 
 
-#: how people name each framework, in messages
-_LABELS = {"torch": "PyTorch", "tensorflow": "TensorFlow", "autograd": "autograd"}
+#: the frameworks whose np adlab builds as a namespace of its own (backends._namespace)
+_NAMESPACED = ("torch", "tensorflow", "autograd")
 _NO_RULE = re.compile(r"\b(VJP|JVP) of (\w+) wrt argnums")  # autograd's
-_NOT_TENSOR = re.compile(r"^(\w+)\(\): argument '\w+' \(position \d+\) must be Tensor, not (\w+)")
+_NOT_TENSOR = re.compile(r"^(\w+)\(\): argument '\w+' \(position (\d+)\) must be Tensor, not (\w+)")
 #: PyTorch's and TensorFlow's refusals of an operation on complex numbers (complex step)
 _NO_COMPLEX = re.compile(
     r"not implemented for 'Complex(Float|Double)'|DataType complex(64|128) not in"
+    r"|of complex(64|128) is not in the list of allowed values"  # TensorFlow, run eagerly
 )
 
 
@@ -104,6 +105,9 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
     ``autograd has no reverse-mode rule for np.interp``; ``PyTorch's np.log
     takes tensors, not Python numbers``.
     """
+    words = getattr(exc, "adlab_gap", None)  # a refusal that words itself (backends._detach)
+    if words is not None:
+        return words(expr)
     obj, name = getattr(exc, "obj", None), getattr(exc, "name", None)
     framework = getattr(obj, "__adlab_framework__", None)
     if isinstance(exc, AttributeError) and framework and name:
@@ -111,7 +115,7 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
 
         if not hasattr(numpy, name):
             return None  # not NumPy's either: a misspelling (``missing_attribute``)
-        label = _LABELS.get(framework, framework)
+        label = _label(framework)
         other = "backend='jax'" if _jax_has(name) else "backend='numpy'"
         return (f"{framework} has no np.{name} here: {label}'s NumPy-like namespace lacks it",
                 f"write it with functions {framework} has, or run this model on {other}, "
@@ -120,9 +124,9 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
         import numpy
 
         owner = type(obj).__module__.split(".")[0]
-        if owner in _LABELS and hasattr(numpy.ndarray, name):
+        if owner in _NAMESPACED and hasattr(numpy.ndarray, name):
             use = f"np.{name}(...)" if hasattr(numpy, name) else "a function of np"
-            return (f"{_LABELS[owner]}'s arrays have no .{name} (NumPy's do)",
+            return (f"{_label(owner)}'s arrays have no .{name} (NumPy's do)",
                     f"call {use} instead of the method; it works on every backend")  # fmt: skip
     m = _NO_RULE.search(str(exc)) if isinstance(exc, NotImplementedError) else None
     if m:
@@ -133,18 +137,128 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
     if _NO_COMPLEX.search(str(exc)):
         label = "PyTorch" if "not implemented for" in str(exc) else "TensorFlow"
         what = f"`{expr}`" if expr else "this line"
-        return (f"{label} cannot do {what} on complex numbers, and under complex step x is "
-                f"complex (x + ih)",
-                "compare or clip the real part (np.real(x) > 0), or run complex step on "
-                "backend='jax' or 'numpy', which compare real parts")  # fmt: skip
+        message = (f"{label} cannot do {what} on complex numbers, and under complex step x "
+                   f"is complex (x + ih)")  # fmt: skip
+        node = _parse(expr)
+        if node is not None and any(isinstance(n, ast.Compare) for n in ast.walk(node)):
+            return (message, "compare or clip the real part (np.real(x) > 0), or run complex "
+                    "step on backend='jax' or 'numpy', which compare real parts")  # fmt: skip
+        return message, f"use {OTHER_MODES}, which need no complex numbers"
     m = _NOT_TENSOR.match(str(exc)) if isinstance(exc, TypeError) else None
     if m:
+        name, position, kind = m.group(1), int(m.group(2)), m.group(3)
         what = f"`{expr}`: " if expr else ""
-        return (f"{what}PyTorch's np.{m.group(1)} takes tensors, not a Python {m.group(2)}",
-                f"for a number, use Python's math: import math, then math.{m.group(1)}(...) "
-                "(numbers written in the source, as in np.log(2 * np.pi), are computed once "
-                "when the model is built, so those work)")  # fmt: skip
+        wrapped = _as_array(expr, name, position)
+        hint = (f"make the Python {kind} an array: {wrapped}" if wrapped else
+                f"make the Python {kind} an array with np.asarray(...)")  # fmt: skip
+        python = _python_twin(name)
+        if python:
+            hint += (f"; or, where every argument is a Python number, compute it in Python: "
+                     f"{python}")  # fmt: skip
+        return (f"{what}PyTorch's np.{name} takes tensors, not a Python {kind}",
+                hint + " (numbers written in the source, as in np.log(2 * np.pi), are "
+                "computed once when the model is built, so those work)")  # fmt: skip
     return None
+
+
+#: the other modes, for an operation complex step cannot take (on a backend with AD)
+OTHER_MODES = "the forward or reverse mode (exact), or numeric (finite differences)"
+
+
+def _label(framework: str) -> str:
+    from .backends import KNOWN
+
+    return KNOWN[framework].label if framework in KNOWN else framework
+
+
+def _as_array(expr: str | None, name: str, position: int) -> str | None:
+    """The user's call of np.``name`` with its argument at ``position`` (from 1) made an
+    array, ``np.arctan2(x, np.asarray(2.0))``; None where it cannot be found."""
+    node = _parse(expr)
+    for sub in ast.walk(node) if node is not None else ():
+        if (isinstance(sub, ast.Call) and ast.unparse(sub.func).endswith(f".{name}")
+                and len(sub.args) >= position):  # fmt: skip
+            made = ast.Call(ast.Attribute(ast.Name("np"), "asarray"), [sub.args[position - 1]], [])
+            call = ast.Call(sub.func, [*sub.args[: position - 1], made,
+                                       *sub.args[position:]], sub.keywords)  # fmt: skip
+            return ast.unparse(call)
+    return None
+
+
+#: NumPy's names that Python's math spells otherwise
+_MATH_SPELLING = {"power": "pow", "absolute": "fabs", "arctan2": "atan2"}
+_BUILTIN = ("sum", "max", "min", "abs", "round")
+
+
+def _python_twin(name: str) -> str | None:
+    """How plain Python computes np.``name`` of numbers (``math.atan2(...)``,
+    ``sum(...)``), or None where neither ``math`` nor the builtins have it."""
+    import math
+
+    for candidate in (name, _MATH_SPELLING.get(name, ""), name.replace("arc", "a", 1)):
+        if candidate and callable(getattr(math, candidate, None)):
+            return f"import math, then math.{candidate}(...)"
+    if name in _BUILTIN:
+        return f"Python's own {name}(...)"
+    return None
+
+
+#: JAX's own words in a message, and what a user of another framework reads instead
+_JAX_WORDS = (
+    (re.compile(r"\s*See https://\S*jax\S* for more information\.?"), ""),
+    (re.compile(r"\s*\(?https://\S*jax\S*\)?"), ""),
+    (re.compile(r"\bjax\.numpy\.|\bjnp\."), "np."),
+    (re.compile(r"\b\w*(?:Jaxpr|JVP|Batch)Tracer\b"), "traced value"),
+)
+
+
+def in_numpy_words(text: str) -> str:
+    """``text`` (a JAX message) without JAX's own words: jnp.hypot is np.hypot to a user
+    whose model runs on another framework, and JAX's issue links are not for them."""
+    for pattern, words in _JAX_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
+_LIST_INDEX = "non-tuple sequence for multidimensional indexing"
+_NO_COMPLEX_JAX = re.compile(r"jnp\.(\w+) is not well defined for complex")
+
+
+def jax_refusal(exc: BaseException, expr: str | None, other_modes: str) -> tuple[str, str] | None:
+    """(message, hint) for what JAX refuses that NumPy would run, else None.
+
+    ``x[[[0, 1, 2]]]``: JAX refuses a list of lists as an index, which NumPy reads
+    as an array; ``np.hypot`` of complex numbers, under complex step.
+    ``other_modes``: the modes that would take f as it is, in words.
+    """
+    text = str(exc)
+    what = f"`{expr}`: " if expr else ""
+    if _LIST_INDEX in text:
+        node = _parse(expr)
+        index = "x[np.asarray(seq)]"
+        for sub in ast.walk(node) if node is not None else ():
+            if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.List):
+                made = ast.Call(ast.Attribute(ast.Name("np"), "asarray"), [sub.slice], [])
+                index = ast.unparse(ast.Subscript(sub.value, made))
+                break
+        return (f"{what}a list of lists as an index: JAX refuses it, as it could mean an "
+                f"array or a tuple of indices",
+                f"write the index as an array, as NumPy reads it: {index} (or x[tuple(seq)] "
+                "for one index per axis)")  # fmt: skip
+    m = _NO_COMPLEX_JAX.search(text)
+    if m:
+        name = m.group(1)
+        hint = other_modes
+        if name == "hypot":
+            hint += "; or write np.hypot(a, b) as np.sqrt(a**2 + b**2), which is analytic"
+        return (f"{what}np.{name} is not defined for complex numbers, and under complex step "
+                f"x is complex (x + ih)", hint)  # fmt: skip
+    return None
+
+
+def frame_framework(frame: types.FrameType) -> str | None:
+    """The framework whose ``np`` the model's code in ``frame`` runs with."""
+    return getattr(frame.f_globals.get("np"), "__adlab_framework__", None)
 
 
 def _jax_has(name: str) -> bool:
@@ -269,6 +383,14 @@ def _contracted_sizes(text: str, left: tuple | None, right: tuple | None) -> tup
 
 
 # ---------------------------------------------------------------- imports
+#: a framework's top-level module -> the backend that binds np to it
+_FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax",
+                      "jaxlib": "jax", "autograd": "autograd"}  # fmt: skip
+#: the names people give the frameworks in their code (``import tensorflow as tf``)
+_FRAMEWORK_NAMES = {**_FRAMEWORK_MODULES, "tf": "tensorflow", "tnp": "tensorflow",
+                    "jnp": "jax", "lax": "jax", "anp": "autograd"}  # fmt: skip
+
+
 def np_imports(tree: ast.Module) -> list[int]:
     """Line numbers of imports that bind the name ``np``, which adlab provides."""
     lines = []
@@ -277,3 +399,128 @@ def np_imports(tree: ast.Module) -> list[int]:
             if any((a.asname or a.name.split(".")[0]) == "np" for a in node.names):
                 lines.append(node.lineno)
     return lines
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the model's own code binds (assigned, defined, an argument, imported)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name.split(".")[0]) for a in node.names)
+    return bound
+
+
+def framework_uses(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, backend) of each import of a framework, and of each use of a framework's
+    usual name (``torch``, ``tf``, ``jnp``...) that the model does not bind itself."""
+    found, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                backend = _FRAMEWORK_MODULES.get(a.name.split(".")[0])
+                if backend:
+                    found.append((node.lineno, backend))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            backend = _FRAMEWORK_MODULES.get(node.module.split(".")[0])
+            if backend:
+                found.append((node.lineno, backend))
+    bound = _bound_names(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            backend = _FRAMEWORK_NAMES.get(node.id)
+            if backend and node.id not in bound and node.id not in aliases:
+                aliases[node.id] = backend
+                found.append((node.lineno, backend))
+    return sorted(found)
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """``torch.linalg.norm`` as ["torch", "linalg", "norm"]; None if not names and dots."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
+def _numpy_name(parts: list[str]) -> str | None:
+    """NumPy's name for a framework's ``parts`` after its module (``["numpy", "sum"]``,
+    ``["linalg", "norm"]``), or None where NumPy has none."""
+    import numpy
+
+    parts = [*parts[:-1], parts[-1].removeprefix("reduce_")] if parts else parts  # TF's
+    for k in range(len(parts)):
+        obj = numpy
+        for part in parts[k:]:
+            obj = getattr(obj, part, None)
+        if obj is not None and callable(obj):
+            return "np." + ".".join(parts[k:])
+    return None
+
+
+def _framework_call(tree: ast.Module, backend: str) -> list[str] | None:
+    """The first name the model reads off one of ``backend``'s names, dotted
+    (``["torch", "sum"]``), else None."""
+    names = {n for n, b in _FRAMEWORK_NAMES.items() if b == backend}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(
+                a.asname or a.name.split(".")[0]
+                for a in node.names
+                if _FRAMEWORK_MODULES.get(a.name.split(".")[0]) == backend
+            )
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if _FRAMEWORK_MODULES.get(node.module.split(".")[0]) == backend:
+                names.update(a.asname or a.name for a in node.names)
+    chains = [(node.lineno, node.col_offset, -len(parts), parts) for node in ast.walk(tree)
+              if isinstance(node, ast.Attribute) and (parts := _dotted(node))
+              and parts[0] in names]  # fmt: skip
+    return min(chains)[3] if chains else None
+
+
+def beside_np() -> frozenset[str]:
+    """The names adlab gives a model beside ``np`` (``fori_loop``, ``logsumexp``...)."""
+    from .backends import get_backend
+
+    return frozenset(get_backend("numpy").namespace("float64")) - {"np"}
+
+
+def framework_refusal(tree: ast.Module, backend: str, line: str,
+                      pick: str | None) -> tuple[str, str]:  # fmt: skip
+    """(message, hint) for a model that imports or names a framework (``framework_uses``)
+    on ``line``: adlab binds ``np`` to it instead. ``pick``: how the user's interface
+    picks the framework (``userline.remedy("framework")``), or None."""
+    label = _label(backend)
+    stripped = line.strip()
+    imports = stripped.startswith(("import ", "from "))
+    ours = (
+        "jax.numpy when JAX runs it, the default"
+        if backend == "jax"
+        else (f"{label}'s when {label} runs it")
+    )
+    message = (
+        f"the model {'imports' if imports else 'calls'} {label} itself, but adlab binds "
+        f"np to the NumPy-like namespace of the framework that runs the model ({ours}), "
+        f"so that one text runs under every backend"
+    )
+    call = _framework_call(tree, backend)
+    wrote = ".".join(call) if call else None
+    ours = _numpy_name(call[1:]) if call else None
+    if ours:
+        write = f"write {ours}(...) in place of {wrote}(...)"
+    elif call and call[-1] in beside_np():
+        write = f"write {call[-1]}(...), which adlab provides beside np, in place of {wrote}(...)"
+    else:
+        write = "write it with np's NumPy names (np.sum, np.exp, np.linalg.norm, ...)"
+    hint = write + (f", remove `{stripped}`," if imports else ",")
+    if pick:
+        hint += " and pick the framework with " + pick.format(backend=backend, label=label)
+    else:
+        hint += " and leave np to adlab"
+    return message, hint

@@ -27,7 +27,7 @@ import numpy as np
 from .._vocab import ModelError
 from .backends import get_backend
 from .backends._real_part import with_real_part
-from .explain import np_imports
+from .explain import framework_refusal, framework_uses, np_imports
 from .folding import fold_constants
 from .settings import (
     SETTING_TYPES,
@@ -37,7 +37,7 @@ from .settings import (
     with_values,
     write_values,
 )
-from .userline import register_source, source_line, translate, user_errors
+from .userline import register_source, remedy, source_line, translate, user_errors
 
 _counter = itertools.count()
 #: the backends a model's source is run under as it is built (the rest on first use):
@@ -117,18 +117,7 @@ class Model:
         with user_errors(files, "the model's top level"):
             code = compile(text, filename, "exec")
         tree = ast.parse(text)
-        for lineno in np_imports(tree)[:1]:
-            line = source_line(filename, lineno) or ""
-            # the import would replace adlab's np (jax.numpy under JAX): JAX could not
-            # trace f, and the message would come from deep inside NumPy
-            raise ModelError(
-                "the model imports its own np; adlab binds np to the framework's NumPy-like "
-                "namespace (jax.numpy under JAX, numpy for backend='numpy', ...), so one "
-                "text runs under every backend",
-                lineno=lineno,
-                line=line,
-                hint=f"np is provided by adlab; remove `{line.strip()}`",
-            )
+        _refuse_own_imports(tree, filename)
         found = find_settings(tree)
         check_settings(settings, found, name, text.splitlines())
         # new values replace the literals before the module runs: W = 2 * N follows N
@@ -269,6 +258,30 @@ class Model:
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.settings.items())
         return f"Model({self.name!r}, wrt={self.wrt!r}{extra})"
+
+
+def _refuse_own_imports(tree: ast.Module, filename: str) -> None:
+    """A model that imports its own np, or imports or calls torch, tensorflow, jax or
+    autograd itself, is refused at that line: adlab binds np to the framework that runs
+    the model, and f would otherwise reach a framework other than that one (torch.sum of
+    a value JAX traces)."""
+    for lineno in np_imports(tree)[:1]:
+        line = source_line(filename, lineno) or ""
+        # the import would replace adlab's np (jax.numpy under JAX): JAX could not
+        # trace f, and the message would come from deep inside NumPy
+        raise ModelError(
+            "the model imports its own np; adlab binds np to the framework's NumPy-like "
+            "namespace (jax.numpy under JAX, numpy for backend='numpy', ...), so one "
+            "text runs under every backend",
+            lineno=lineno,
+            line=line,
+            hint=f"np is provided by adlab; remove `{line.strip()}`",
+        )
+    # after np's: `import jax.numpy as np` is refused as an np of its own
+    for lineno, backend in framework_uses(tree)[:1]:
+        line = source_line(filename, lineno) or ""
+        message, hint = framework_refusal(tree, backend, line, remedy("framework"))
+        raise ModelError(message, lineno=lineno, line=line, hint=hint)
 
 
 def _run(code: Any, name: str, files: frozenset[str], backend: str, precision: str,

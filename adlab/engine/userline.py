@@ -36,17 +36,20 @@ _TRACER_ERRORS = (
 REMEDIES: dict[str, dict[str, str | None]] = {
     "python": {
         "eager": "pass jit=False to run eagerly",
-        "numpy": "backend='numpy' for finite differences",
+        "numpy": "mode='numeric', backend='numpy' for finite differences in plain NumPy",
+        "framework": "backend='{backend}' (a sweep's variant: 'reverse({backend})')",
     },
     "cli": {
         "eager": "add --no-jit to run eagerly",
         "numpy": "--modes 'numeric(numpy)' for finite differences in plain NumPy",
+        "framework": "a variant such as --modes 'reverse({backend})'",
     },
-    # adlab accuracy traces every scheme (its step sweeps run under jax.jit)
-    "accuracy": {"eager": None, "numpy": None},
+    # adlab accuracy traces every scheme (its step sweeps run under jax.jit) on JAX
+    "accuracy": {"eager": None, "numpy": None, "framework": None},
     "lab": {
         "eager": 'untick "jit" to run eagerly',
         "numpy": 'tick "numpy" for finite differences in plain NumPy',
+        "framework": 'its tick ("{label}")',
     },
 }
 _interface: contextvars.ContextVar[str] = contextvars.ContextVar("adlab_interface",
@@ -70,8 +73,27 @@ def speaking_to(interface: str) -> Iterator[None]:
 
 
 def remedy(kind: str) -> str | None:
-    """The advice of ``kind`` ("eager", "numpy") in the current interface's terms."""
+    """The advice of ``kind`` ("eager", "numpy", "framework") in the current interface's
+    terms; "framework" is a template of ``{backend}`` and ``{label}``."""
     return REMEDIES[_interface.get()][kind]
+
+
+# ---------------------------------------------------------------- backend
+#: the backend a derivative was asked of (None: not known, the failing line's own)
+_backend: contextvars.ContextVar[str | None] = contextvars.ContextVar("adlab_backend",
+                                                                     default=None)  # fmt: skip
+
+
+@contextlib.contextmanager
+def running_on(backend: str) -> Iterator[None]:
+    """Errors raised inside this block are said in ``backend``'s terms: where adlab
+    traces f with JAX for another backend (complex step's check), a JAX message is
+    not the user's framework's."""
+    token = _backend.set(backend)
+    try:
+        yield
+    finally:
+        _backend.reset(token)
 
 
 # --------------------------------------------------------------- locating
@@ -141,19 +163,57 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _tracer_hint(exc: BaseException, expr: str | None, jit: bool) -> tuple[str, str]:
-    """(message, hint) for a value JAX is tracing that Python or NumPy tried to read."""
+#: a framework's own refusal of Python control flow on a value it traces or batches,
+#: and how that framework does it, in words
+_FRAMEWORK_TRACES = (
+    ("data-dependent control flow", "torch", "PyTorch batches these evaluations with "
+     "torch.func.vmap"),
+    ("as a Python `bool` is not allowed", "tensorflow", "TensorFlow traces f into a graph "
+     "here"),
+)  # fmt: skip
+
+
+def _label(backend: str) -> str:
+    from .backends import KNOWN
+
+    return KNOWN[backend].label if backend in KNOWN else backend
+
+
+def _other_modes(running: str) -> str:
+    """The modes, in words, that need neither JAX's trace nor complex numbers on ``running``."""
+    return "mode numeric (finite differences)" if running == "numpy" else explain.OTHER_MODES
+
+
+def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
+                  ran: str | None) -> tuple[str, str] | None:  # fmt: skip
+    """(message, hint) for Python control flow, or NumPy, on a value a framework traces,
+    in the terms of the framework the user runs (``running``); None for other errors."""
+    where_np = "Use np.where(cond, a, b) instead"
+    eager, numpy = remedy("eager"), remedy("numpy")
+    or_numpy = f", or {numpy}." if numpy else "."
+    if not isinstance(exc, _TRACER_ERRORS):
+        text = str(exc)
+        for words, framework, how in _FRAMEWORK_TRACES:
+            if words in text and ran == framework:
+                return ("control flow on a traced value",
+                        f"{how}, so Python `if`/`while` on input values cannot be decided. "
+                        f"{where_np}{or_numpy}")  # fmt: skip
+        return None
+    checking = running != "jax"  # adlab traces f with JAX for another backend
+    why = f" (adlab checks f by tracing it with JAX before running it on {_label(running)})"
     if isinstance(exc, jax.errors.TracerArrayConversionError):
         # numpy.asarray(x), or an `import numpy` that shadowed adlab's np
         what = f"`{expr}` passes" if expr else "this line passes"
         return (
-            f"{what} a value JAX is tracing to a NumPy function",
+            f"{what} a value JAX is tracing to a NumPy function" + (why if checking else ""),
             "call adlab's np instead (it is jax.numpy under JAX, numpy for backend='numpy'), "
             "and do not import numpy in the model",
         )
-    where_np = "Use np.where(cond, a, b) (or jax.lax.cond) instead"
-    eager, numpy = remedy("eager"), remedy("numpy")
-    if jit:
+    if checking:
+        hint = (f"adlab checks f by tracing it with JAX before running it on "
+                f"{_label(running)}, and there Python `if`/`while` on input values cannot be "
+                f"decided. {where_np}{or_numpy}")  # fmt: skip
+    elif jit:
         hint = (
             "Python `if`/`while`/`int()` on a value that depends on the input cannot be "
             f"decided while JAX traces the function for compilation. {where_np}"
@@ -176,7 +236,9 @@ def translate(
     ``jit``: the call was compiled, so running eagerly would avoid an error of
     Python control flow on traced values (not so for vmap-batched modes).
     Exceptions with no frame in the model are adlab's or the caller's own
-    and are left alone (None).
+    and are left alone (None). The message is in the terms of the backend the
+    user runs (``running_on``): where adlab traced f with JAX to check it for
+    another backend, JAX's own words are left out.
     """
     if isinstance(exc, ModelError):
         return None
@@ -191,13 +253,15 @@ def translate(
     lineno = tb.tb_lineno
     line = source_line(tb.tb_frame.f_code.co_filename, lineno)
     expr = explain.failing_expression(tb)
+    ran = explain.frame_framework(tb.tb_frame)
+    running = _backend.get() or ran or "jax"
     hint = f"fix line {lineno} of the model and run again"
     reason = None
     gap = explain.framework_gap(exc, expr)
-    if gap is not None:
-        reason, hint = gap
-    elif isinstance(exc, _TRACER_ERRORS):
-        reason, hint = _tracer_hint(exc, expr, jit)
+    flow = None if gap else _control_flow(exc, expr, jit, running, ran)
+    said = None if gap or flow else explain.jax_refusal(exc, expr, "use " + _other_modes(running))
+    if gap or flow or said:
+        reason, hint = gap or flow or said
     elif isinstance(exc, AttributeError):
         reason = explain.missing_attribute(exc, expr)
     elif isinstance(exc, NameError):
@@ -205,7 +269,17 @@ def translate(
         reason = reason and f"NameError: {reason}"
     elif isinstance(exc, (TypeError, ValueError)):
         reason = explain.shape_mismatch(exc, expr, tb.tb_frame)
-    message = f"{reason or _first_line(exc)} (in {where})"
+    reason = reason or _first_line(exc)
+    if running != "jax" and ran == "jax" and not flow:
+        # JAX refused f while adlab checked it for another backend: say so, in NumPy's words
+        reason = (f"{explain.in_numpy_words(reason)} (adlab checks f by tracing it with JAX "
+                  f"before running it on {_label(running)})")  # fmt: skip
+        if not (gap or said):
+            hint = (
+                f"write line {lineno} so that JAX can run it too, or "
+                f"use {_other_modes(running)}, which runs f on {_label(running)} alone"
+            )
+    message = f"{reason} (in {where})"
     return ModelError(message, lineno=lineno, line=line, hint=hint)
 
 
