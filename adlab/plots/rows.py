@@ -85,7 +85,7 @@ def record_row(r: Record) -> dict[str, Any]:
         "nnz": number(r.nnz),  # ... and its pattern's nonzeros
         "median_text": "skipped" if r.skipped else browser_seconds(r.median_s),
         "iqr_text": browser_seconds(r.iqr_s),
-        "compile_text": browser_seconds(r.compile_s),
+        "compile_text": browser_seconds(r.compile_s) if r.compile_s else "-",  # NumPy: 0
         "primal_text": browser_seconds(r.primal_s),
         "error_text": "-" if r.skipped else error_text(r.error),
         "record_text": for_browser(record_text(r)),  # the record in full, on hover
