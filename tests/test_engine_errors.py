@@ -356,6 +356,20 @@ def test_control_flow_advice_is_in_the_interfaces_terms(interface, eager, numpy)
     assert "jit=False" in str(info.value)
 
 
+@pytest.mark.parametrize("scheme", ["numeric", "forward-over-reverse"])
+def test_python_if_in_a_hessian_is_advised_a_composition_that_runs_it(scheme):
+    """NumPy takes no Hessians, and jit=False leaves a batched composition batched: the
+    advice names a composition that runs f eagerly, and that advice works."""
+    m = model(IFFY)
+    with pytest.raises(adlab.ModelError, match="control flow on a traced value") as info:
+        adlab.derivative(m, X, mode="hessian", scheme=scheme)
+    hint = info.value.hint
+    assert "scheme='forward-over-reverse' with jit=False" in hint, hint
+    assert "backend='numpy'" not in hint, hint
+    got = adlab.derivative(m, X, mode="hessian", scheme="forward-over-reverse", jit=False)
+    np.testing.assert_allclose(got, np.diag(-np.sin(X)), atol=1e-12)  # x[0] < 0: sum(sin(x))
+
+
 def test_unknown_interface_is_refused():
     from adlab.engine.userline import speaking_to
 

@@ -147,7 +147,7 @@ def prepare(
         return _guarded(model, where, eager_cures if traced else False, thunk)
 
     # errors in the terms of this backend, even where adlab traces f with JAX to check it
-    with precision_scope(precision), running_on(backend):
+    with precision_scope(precision), running_on(backend, mode):
         inputs = backend_inputs(all_args, precision, backend, indices)
         out = impl.probe(f, all_args, inputs, jit, guard)
         out_shape = _check_out(model, out, where)

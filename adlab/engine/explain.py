@@ -115,7 +115,7 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
 
         if not hasattr(numpy, name):
             return None  # not NumPy's either: a misspelling (``missing_attribute``)
-        label = _label(framework)
+        label = framework_label(framework)
         other = "backend='jax'" if _jax_has(name) else "backend='numpy'"
         return (f"{framework} has no np.{name} here: {label}'s NumPy-like namespace lacks it",
                 f"write it with functions {framework} has, or run this model on {other}, "
@@ -126,7 +126,7 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
         owner = type(obj).__module__.split(".")[0]
         if owner in _NAMESPACED and hasattr(numpy.ndarray, name):
             use = f"np.{name}(...)" if hasattr(numpy, name) else "a function of np"
-            return (f"{_label(owner)}'s arrays have no .{name} (NumPy's do)",
+            return (f"{framework_label(owner)}'s arrays have no .{name} (NumPy's do)",
                     f"call {use} instead of the method; it works on every backend")  # fmt: skip
     m = _NO_RULE.search(str(exc)) if isinstance(exc, NotImplementedError) else None
     if m:
@@ -165,7 +165,7 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
 OTHER_MODES = "the forward or reverse mode (exact), or numeric (finite differences)"
 
 
-def _label(framework: str) -> str:
+def framework_label(framework: str) -> str:
     from .backends import KNOWN
 
     return KNOWN[framework].label if framework in KNOWN else framework
@@ -496,7 +496,7 @@ def framework_refusal(tree: ast.Module, backend: str, line: str,
     """(message, hint) for a model that imports or names a framework (``framework_uses``)
     on ``line``: adlab binds ``np`` to it instead. ``pick``: how the user's interface
     picks the framework (``userline.remedy("framework")``), or None."""
-    label = _label(backend)
+    label = framework_label(backend)
     stripped = line.strip()
     imports = stripped.startswith(("import ", "from "))
     ours = (

@@ -38,18 +38,21 @@ REMEDIES: dict[str, dict[str, str | None]] = {
         "eager": "pass jit=False to run eagerly",
         "numpy": "mode='numeric', backend='numpy' for finite differences in plain NumPy",
         "framework": "backend='{backend}' (a sweep's variant: 'reverse({backend})')",
+        "composition": "scheme='forward-over-reverse' with jit=False, which runs f eagerly",
     },
     "cli": {
         "eager": "add --no-jit to run eagerly",
         "numpy": "--modes 'numeric(numpy)' for finite differences in plain NumPy",
         "framework": "a variant such as --modes 'reverse({backend})'",
+        "composition": "--modes '{mode}[forward-over-reverse]' with --no-jit, which runs f eagerly",
     },
     # adlab accuracy traces every scheme (its step sweeps run under jax.jit) on JAX
-    "accuracy": {"eager": None, "numpy": None, "framework": None},
+    "accuracy": {"eager": None, "numpy": None, "framework": None, "composition": None},
     "lab": {
         "eager": 'untick "jit" to run eagerly',
         "numpy": 'tick "numpy" for finite differences in plain NumPy',
         "framework": 'its tick ("{label}")',
+        "composition": 'tick "forward-over-reverse" and untick "jit", which runs f eagerly',
     },
 }
 _interface: contextvars.ContextVar[str] = contextvars.ContextVar("adlab_interface",
@@ -73,27 +76,40 @@ def speaking_to(interface: str) -> Iterator[None]:
 
 
 def remedy(kind: str) -> str | None:
-    """The advice of ``kind`` ("eager", "numpy", "framework") in the current interface's
-    terms; "framework" is a template of ``{backend}`` and ``{label}``."""
+    """The advice of ``kind`` ("eager", "numpy", "framework", "composition") in the current
+    interface's terms; "framework" is a template of ``{backend}`` and ``{label}``,
+    "composition" of ``{mode}``."""
     return REMEDIES[_interface.get()][kind]
 
 
 # ---------------------------------------------------------------- backend
-#: the backend a derivative was asked of (None: not known, the failing line's own)
-_backend: contextvars.ContextVar[str | None] = contextvars.ContextVar("adlab_backend",
-                                                                     default=None)  # fmt: skip
+#: the backend and mode a derivative was asked of (None: not known; the backend is then
+#: the failing line's own)
+_running: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+    "adlab_running", default=None
+)
 
 
 @contextlib.contextmanager
-def running_on(backend: str) -> Iterator[None]:
+def running_on(backend: str, mode: str | None = None) -> Iterator[None]:
     """Errors raised inside this block are said in ``backend``'s terms: where adlab
     traces f with JAX for another backend (complex step's check), a JAX message is
-    not the user's framework's."""
-    token = _backend.set(backend)
+    not the user's framework's. ``mode``: what advice fits (a Hessian's is not a
+    gradient's)."""
+    token = _running.set((backend, mode))
     try:
         yield
     finally:
-        _backend.reset(token)
+        _running.reset(token)
+
+
+def _second_order(mode: str | None) -> bool:
+    from .modes import get_rule
+
+    try:
+        return mode is not None and get_rule(mode).order == 2
+    except ValueError:
+        return False
 
 
 # --------------------------------------------------------------- locating
@@ -173,10 +189,10 @@ _FRAMEWORK_TRACES = (
 )  # fmt: skip
 
 
-def _label(backend: str) -> str:
-    from .backends import KNOWN
-
-    return KNOWN[backend].label if backend in KNOWN else backend
+def _checked_with_jax(running: str) -> str:
+    """Why a JAX message reaches a user of another framework, in words."""
+    label = explain.framework_label(running)
+    return f"adlab checks f by tracing it with JAX before running it on {label}"
 
 
 def _other_modes(running: str) -> str:
@@ -185,11 +201,14 @@ def _other_modes(running: str) -> str:
 
 
 def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
-                  ran: str | None) -> tuple[str, str] | None:  # fmt: skip
+                  ran: str | None, mode: str | None) -> tuple[str, str] | None:  # fmt: skip
     """(message, hint) for Python control flow, or NumPy, on a value a framework traces,
     in the terms of the framework the user runs (``running``); None for other errors."""
     where_np = "Use np.where(cond, a, b) instead"
     eager, numpy = remedy("eager"), remedy("numpy")
+    if _second_order(mode):  # NumPy takes no Hessians, and a batched composition stays so
+        composition = remedy("composition")
+        eager = numpy = composition and composition.format(mode=mode)
     or_numpy = f", or {numpy}." if numpy else "."
     if not isinstance(exc, _TRACER_ERRORS):
         text = str(exc)
@@ -200,7 +219,7 @@ def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
                         f"{where_np}{or_numpy}")  # fmt: skip
         return None
     checking = running != "jax"  # adlab traces f with JAX for another backend
-    why = f" (adlab checks f by tracing it with JAX before running it on {_label(running)})"
+    why = f" ({_checked_with_jax(running)})"
     if isinstance(exc, jax.errors.TracerArrayConversionError):
         # numpy.asarray(x), or an `import numpy` that shadowed adlab's np
         what = f"`{expr}` passes" if expr else "this line passes"
@@ -210,9 +229,8 @@ def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
             "and do not import numpy in the model",
         )
     if checking:
-        hint = (f"adlab checks f by tracing it with JAX before running it on "
-                f"{_label(running)}, and there Python `if`/`while` on input values cannot be "
-                f"decided. {where_np}{or_numpy}")  # fmt: skip
+        hint = (f"{_checked_with_jax(running)}, and there Python `if`/`while` on input values "
+                f"cannot be decided. {where_np}{or_numpy}")  # fmt: skip
     elif jit:
         hint = (
             "Python `if`/`while`/`int()` on a value that depends on the input cannot be "
@@ -254,11 +272,12 @@ def translate(
     line = source_line(tb.tb_frame.f_code.co_filename, lineno)
     expr = explain.failing_expression(tb)
     ran = explain.frame_framework(tb.tb_frame)
-    running = _backend.get() or ran or "jax"
+    running, mode = _running.get() or (None, None)
+    running = running or ran or "jax"
     hint = f"fix line {lineno} of the model and run again"
     reason = None
     gap = explain.framework_gap(exc, expr)
-    flow = None if gap else _control_flow(exc, expr, jit, running, ran)
+    flow = None if gap else _control_flow(exc, expr, jit, running, ran, mode)
     said = None if gap or flow else explain.jax_refusal(exc, expr, "use " + _other_modes(running))
     if gap or flow or said:
         reason, hint = gap or flow or said
@@ -272,12 +291,12 @@ def translate(
     reason = reason or _first_line(exc)
     if running != "jax" and ran == "jax" and not flow:
         # JAX refused f while adlab checked it for another backend: say so, in NumPy's words
-        reason = (f"{explain.in_numpy_words(reason)} (adlab checks f by tracing it with JAX "
-                  f"before running it on {_label(running)})")  # fmt: skip
+        reason = f"{explain.in_numpy_words(reason)} ({_checked_with_jax(running)})"
         if not (gap or said):
             hint = (
                 f"write line {lineno} so that JAX can run it too, or "
-                f"use {_other_modes(running)}, which runs f on {_label(running)} alone"
+                f"use {_other_modes(running)}, which runs f on "
+                f"{explain.framework_label(running)} alone"
             )
     message = f"{reason} (in {where})"
     return ModelError(message, lineno=lineno, line=line, hint=hint)
