@@ -82,3 +82,16 @@ def test_a_sweep_point_off_its_checked_reference_is_not_trusted():
     assert notes == []
     unchecked = adlab.Reference(np.array([1.0, 2.0]), None, float("nan"))
     assert "trusted" not in point_errors(np.array([9.0, 9.0]), None, unchecked, [], "forward")
+
+
+def test_derivative_flags_a_first_derivative_off_the_reference():
+    """A finite difference with a step far too large (the user's ``step=1``) is off by
+    its truncation error, ~10%: returned, but flagged, with both numbers."""
+    m = adlab.Model.from_source(SMOOTH)
+    (x,) = m.setup(4, 0)
+    with pytest.warns(adlab.UntrustedWarning, match="numeric on torch: it disagrees"):
+        g, info = adlab.derivative(m, x, mode="numeric", step=1.0, backend="torch",
+                                   full_output=True)  # fmt: skip
+    assert info.trusted is False and "reference gives" in info.note
+    g, info = adlab.derivative(m, x, mode="numeric", backend="torch", full_output=True)
+    assert info.trusted and info.note is None

@@ -23,6 +23,7 @@ from . import program_cache
 from .args import _cast_args, backend_inputs, wrt_indices
 from .backends import get_backend
 from .backends._base import NotAnArray
+from .compare import crosscheck
 from .model import Model, _normalize_wrt
 from .modes import Spec, get_rule
 from .precision import dtype_of, precision_scope
@@ -246,9 +247,16 @@ def derivative(
     else:
         value, err = p.with_error(*p.inputs)
     value, err = p._impl.to_numpy(value), p._impl.to_numpy(err)
+    trusted, note = p.trusted, p.note
+    if not (backend == "jax" and mode == "reverse" and precision == "float64"):  # the reference
+        wrong = crosscheck(p._model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
+                           precision=precision, backend=backend)  # fmt: skip
+        if wrong:
+            trusted, note = False, wrong
+            warnings.warn(f"{mode} on {backend}: {wrong}", UntrustedWarning, stacklevel=2)
     if not full_output:
         return value
-    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, p.trusted, p.note)
+    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note)
 
 
 __all__ = [
