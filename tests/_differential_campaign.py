@@ -1,0 +1,157 @@
+"""A long differential campaign (issue 23): many models, every run, counted by class.
+
+    python tests/_differential_campaign.py --models 400 --seed 1 --out /tmp/campaign.jsonl
+    python tests/_differential_campaign.py --summary /tmp/campaign.jsonl > findings.md
+
+Each model runs every first-order run, the sparse Jacobians and, for scalar f, every
+second-order run on PyTorch, TensorFlow and autograd plus ``--jax-second`` of JAX's
+sixteen (Hessians, HVPs, sparse Hessians; an XLA compile each), taken in turn. One
+JSON line per model. The summary groups failures into classes: a wrong value by its
+run and the operation most often present where that run fails; a raw error by its
+run's framework and mode and its message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _differential import models  # noqa: E402
+from _differential_oracle import (  # noqa: E402
+    SPARSE_JACOBIANS,
+    Worker,
+    first_order_runs,
+    second_order_runs,
+)
+
+
+def generate(count: int, seed: int) -> list:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+
+    cases = []
+
+    @hseed(seed)
+    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(models())
+    def collect(case):
+        cases.append(case)
+
+    collect()
+    return cases
+
+
+def runs_for(case, i: int, jax_second: int) -> list[str]:
+    runs = first_order_runs() + SPARSE_JACOBIANS
+    if case.vector:
+        return runs
+    second = second_order_runs()
+    on_jax = [r for r in second if r.startswith("jax ")]
+    picked = [on_jax[(i * jax_second + k) % len(on_jax)] for k in range(jax_second)]
+    return runs + [r for r in second if not r.startswith("jax ")] + picked
+
+
+def campaign(count: int, seed: int, out: Path, jax_second: int, part: str) -> None:
+    """Models ``part`` = "k/m" (the k-th of m interleaved shares) into ``out``."""
+    k, m = (int(s) for s in part.split("/"))
+    cases = generate(count, seed)
+    worker = Worker(timeout_s=600)
+    with out.open("a") as fh:
+        for i, case in enumerate(cases):
+            if i % m != k:
+                continue
+            runs = runs_for(case, i, jax_second)
+            start = time.perf_counter()
+            verdicts = worker.evaluate(dict(asdict(case), runs=runs))
+            fh.write(json.dumps(dict(asdict(case), index=i, seconds=time.perf_counter() - start,
+                                     verdicts=[asdict(v) for v in verdicts])) + "\n")  # fmt: skip
+            fh.flush()
+    worker.close()
+
+
+# ---------------------------------------------------------------------- summary
+def _message_key(detail: str) -> str:
+    text = detail.split(" (at ")[0]
+    text = re.sub(r"0x[0-9a-f]+|-?\d+(\.\d+)?(e-?\d+)?", "#", text)
+    return text[:110]
+
+
+def _body(source: str) -> str:
+    return source.split("def f(x):\n", 1)[1].rstrip()
+
+
+def summary(paths: list[Path]) -> str:
+    rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line]
+    status = collections.Counter()
+    by_run = collections.defaultdict(collections.Counter)
+    with_op = collections.Counter()  # (run, op): models with op where run ran
+    fail_op = collections.Counter()  # (run, op): of those, where run failed
+    failures = []
+    for row in rows:
+        for v in row["verdicts"]:
+            status[v["status"]] += 1
+            by_run[v["run"]][v["status"]] += 1
+            for op in row["ops"]:
+                with_op[v["run"], op] += 1
+                fail_op[v["run"], op] += v["status"] in ("wrong", "flagged")
+            if v["status"] not in ("agree", "refused", "unchecked"):
+                failures.append((row, v))
+    classes = collections.defaultdict(list)
+    for row, v in failures:
+        if v["status"] in ("wrong", "flagged"):
+            ops = row["ops"] or ["?"]
+            op = max(ops, key=lambda o: (fail_op[v["run"], o] / max(with_op[v["run"], o], 1),
+                                         -with_op[v["run"], o]))  # fmt: skip
+            key = (v["status"], v["run"], f"with {op}")
+        else:
+            key = (v["status"], v["run"].rsplit(" ", 1)[0] if "hvp" in v["run"] else v["run"],
+                   _message_key(v["detail"]))  # fmt: skip
+        classes[key].append((row, v))
+    models_n = len(rows)
+    out = [
+        f"models: {models_n}; runs: {sum(status.values())}; "
+        + ", ".join(f"{s}: {c}" for s, c in status.most_common()),
+        "",
+        "| class | status | run | models | shortest repro (n, seed) | detail |",
+        "|---|---|---|---|---|---|",
+    ]
+    order = {"crash": 0, "wrong": 1, "flagged": 2, "raw": 3, "no line": 4}
+    for key, items in sorted(classes.items(), key=lambda kv: (order.get(kv[0][0], 9),
+                                                             -len(kv[1]))):  # fmt: skip
+        st, run, what = key
+        row, v = min(items, key=lambda rv: len(rv[0]["source"]))
+        body = _body(row["source"]).replace("\n", " ⏎ ").replace("|", "\\|")
+        detail = v["detail"][:160].replace("\n", " ").replace("|", "\\|")
+        out.append(f"| {what.replace('|', '/')} | {st} | {run} | {len(items)} | "
+                   f"`{body}` (n={row['n']}, seed={row['seed']}) | {detail} |")  # fmt: skip
+    out += ["", "Per run (agree / refused / failing):", ""]
+    for run, c in sorted(by_run.items()):
+        bad = sum(n for s, n in c.items() if s not in ("agree", "refused", "unchecked"))
+        out.append(f"- {run}: {c['agree']} / {c['refused']} / {bad}"
+                   + (f" (unchecked {c['unchecked']})" if c["unchecked"] else ""))  # fmt: skip
+    secs = sum(r["seconds"] for r in rows)
+    out += ["", f"worker seconds: {secs:.0f} ({secs / max(models_n, 1):.1f} per model)"]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--part", default="0/1", help="k/m: the k-th of m interleaved shares")
+    ap.add_argument("--jax-second", type=int, default=3)
+    ap.add_argument("--summary", type=Path, nargs="*")
+    a = ap.parse_args()
+    if a.summary:
+        print(summary(a.summary))
+    else:
+        campaign(a.models, a.seed, a.out, a.jax_second, a.part)

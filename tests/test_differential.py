@@ -1,0 +1,218 @@
+"""Right or refused (issue 23): every backend x mode agrees with JAX's float64 reverse
+mode and with NumPy's own f, or refuses with an ``adlab.ModelError`` naming the line.
+
+Hypothesis writes models from a grammar of common NumPy usage (tests/_differential.py);
+the oracle (tests/_differential_oracle.py) runs each through the public API in a child
+process, so a framework that crashes or hangs fails one example, not the session.
+
+Each example runs every first-order mode on PyTorch, TensorFlow, autograd and NumPy
+(milliseconds each), plus two drawn from the costly rest: JAX's own modes (an XLA
+compile each), second order in every composition, sparse Jacobians and Hessians.
+The quick profile draws a few models; ``-m slow`` draws a few hundred.
+
+The fixed examples below are the classes issue 23 found. Those still failing are
+``xfail(strict=True)``: a fix turns them into XPASS, which fails, so the marker goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import pytest
+from _differential import Case, model_case, models
+from _differential_oracle import (
+    COMPOSITIONS,
+    FIRST_ON,
+    SECOND_ON,
+    SPARSE_JACOBIANS,
+    Worker,
+)
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+# hypothesis's pytest plugin, writing a patch for a failing example, imports libcst,
+# whose import warns (mypy_extensions): under warnings-as-errors that would end the
+# session instead of reporting the example
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+)
+
+#: run in every example: each costs milliseconds once the framework is loaded
+CHEAP = [f"{b} {m}" for b in ("torch", "tensorflow", "autograd", "numpy") for m in FIRST_ON[b]]
+#: drawn from, two per example; a group of cheap second-order runs counts as one
+COSTLY_ANY = [f"jax {m}" for m in ("primal", "forward", "numeric", "complex-step")]
+COSTLY_ANY += SPARSE_JACOBIANS
+COSTLY_SCALAR = [
+    *[(f"jax hessian {c}",) for c in COMPOSITIONS],
+    *[(f"jax hvp {c}",) for c in COMPOSITIONS[:5]],
+    *[(f"jax sparse-hessian {c}",) for c in COMPOSITIONS[:5]],
+    *[(f"tensorflow hessian {c}", f"tensorflow hvp {c}") for c in SECOND_ON["tensorflow"]],
+    tuple(f"torch {k} {c}" for c in SECOND_ON["torch"] for k in ("hessian", "hvp")),
+    tuple(f"autograd {k} {c}" for c in SECOND_ON["autograd"] for k in ("hessian", "hvp")
+          if (k, c) != ("hvp", "complex-step")),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker(timeout_s=300)
+    yield w
+    w.close()
+
+
+def check(worker: Worker, case: Case, runs: list[str]) -> list:
+    """Run ``case`` in the worker; fail with every wrong result and a repro."""
+    verdicts = worker.evaluate(dict(asdict(case), runs=runs))
+    bad = [v for v in verdicts if not v.ok]
+    if bad:
+        lines = [f"  {v.run}: {v.status}: {v.detail}" for v in bad]
+        pytest.fail(f"model (n={case.n}, setup seed={case.seed}, smooth={case.smooth}):\n"
+                    f"{case.source}\n" + "\n".join(lines), pytrace=False)  # fmt: skip
+    return verdicts
+
+
+@st.composite
+def examples(draw) -> tuple[Case, list[str]]:
+    case = draw(models())
+    pool = [(r,) for r in COSTLY_ANY] + ([] if case.vector else COSTLY_SCALAR)
+    picked = draw(st.lists(st.sampled_from(pool), min_size=2, max_size=2, unique=True))
+    return case, CHEAP + [r for group in picked for r in group]
+
+
+# Not shrunk: each step would rerun a model (seconds); the models are small already, and
+# a failure lists every wrong run with its model.
+PROFILE = dict(
+    derandomize=True, deadline=None, database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)  # fmt: skip
+
+
+# Until issue 23's classes are fixed these fail (notes/differential_findings.md counts
+# them); not strict, so that drawing only sound models cannot fail. Remove once fixed.
+OPEN = pytest.mark.xfail(strict=False, reason="issue 23: classes still open (see the fixed "
+                         "examples below); remove once they pass")  # fmt: skip
+
+
+@OPEN
+@settings(max_examples=6, **PROFILE)
+@given(example=examples())
+def test_random_models_are_right_or_refused(worker, example):
+    check(worker, *example)
+
+
+@OPEN
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@settings(max_examples=300, **PROFILE)
+@given(example=examples())
+def test_random_models_are_right_or_refused_many(worker, example):
+    check(worker, *example)
+
+
+# ------------------------------------------------------------ issue 23's classes
+#: the classes that still fail (as of commit 5e846ae): strict xfails, so that a fix
+#: fails the suite until its name is taken out of here
+FAILING = {
+    "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9-prod", "A9-sinc", "A9-std",
+    "raw-float", "raw-array", "raw-norm2",
+    "torch-constant", "torch-take", "torch-negative-step", "torch-size", "torch-max-method",
+    "torch-sort-slice", "tf-len", "autograd-norm1", "jax-logaddexp-reduce",
+    "H-arctan2", "H-convolve", "H-norm-inf", "H-slogdet", "H-det-diag", "H-det-outer",
+    "H-torch-linear", "H-complex-svd", "H-complex-norm2", "H-numeric-len", "H-numeric-max",
+}  # fmt: skip
+
+
+def fixed(name: str, body: str, runs: str, *, n: int = 3, smooth: bool = True,
+          agree: bool = False):  # fmt: skip
+    """One class of issue 23: ``body`` of f on each of ``runs`` (comma-separated).
+
+    ``agree``: a refusal is not enough (the issue asks for the value, e.g. NumPy's
+    meaning on a framework that refuses it today).
+    """
+    xfail = pytest.mark.xfail(strict=True, reason=f"issue 23 {name}: being fixed")
+    marks = [xfail] if name in FAILING else []
+    return pytest.param(name, model_case(body, n=n, smooth=smooth), runs.split(", "), agree,
+                        id=f"{name}-{runs.replace(', ', '+')}", marks=marks)  # fmt: skip
+
+
+ISSUE_23 = [
+    # silently wrong
+    fixed("A1", "return np.sum(np.arctan2(x, 2.0))", "jax complex-step"),
+    fixed("A2", "return np.linalg.norm(x, np.inf)", "autograd reverse, autograd forward",
+          smooth=False),
+    fixed("A3", "return np.median(x[1:])", "torch primal, torch reverse, torch forward",
+          smooth=False),
+    fixed("A4", "return np.linalg.norm(np.diag(x), 2)", "tensorflow primal, tensorflow reverse",
+          smooth=False),
+    fixed("A5", "return np.sum(np.linalg.svd(np.outer(x, x) + np.eye(3), compute_uv=False))",
+          "jax complex-step, autograd complex-step, numpy complex-step"),
+    fixed("A6", "return np.sum(np.convolve(x, np.array([1.0, -1.0])) ** 2)", "jax complex-step"),
+    fixed("A7", "return np.sum(np.array([x[0], x[1]]) ** 2)", "torch forward"),
+    fixed("A8", "c = float(np.sum(x ** 2))\nreturn c * np.sum(x)",
+          "torch reverse, torch forward, tensorflow reverse, tensorflow forward"),
+    fixed("A9-prod", "return np.prod(x * np.arange(x.shape[0]))",
+          "autograd reverse, tensorflow reverse, jax forward"),
+    fixed("A9-sinc", "return np.sum(np.sinc(x * np.arange(x.shape[0])))",
+          "autograd reverse, tensorflow reverse, jax forward"),
+    fixed("A9-std", "return np.std(np.where(x > 100, x, 0.0))",
+          "autograd reverse, tensorflow reverse, jax forward", smooth=False),
+    # raw errors
+    fixed("raw-float", "return float(np.sum(x ** 2))",
+          "torch reverse, torch forward, tensorflow reverse, tensorflow forward"),
+    fixed("raw-array", "return np.sum(np.array([x[0], x[1]]) ** 2)", "torch reverse"),
+    fixed("raw-norm2", "return np.linalg.norm(np.outer(x, x) + np.eye(3), 2)",
+          "torch complex-step"),
+    # refused where NumPy's meaning is asked for
+    fixed("torch-constant", "return np.sum(np.arctan2(x, 2.0) + np.hypot(x, 1.0))"
+          " + np.sum(np.fmax(x, 0.5) + np.logaddexp(x, 0.0))", "torch reverse", agree=True),
+    fixed("torch-take", "return np.sum(np.take(x, [1, 0]) ** 2)", "torch reverse", agree=True),
+    fixed("torch-negative-step", "return np.sum(x[::-1] * x)", "torch reverse", agree=True),
+    fixed("torch-size", "return np.sum(x ** 2) / x.size", "torch reverse", agree=True),
+    fixed("torch-max-method", "return x.max() * np.sum(x)", "torch complex-step", agree=True,
+          smooth=False),
+    fixed("torch-sort-slice", "return np.sum(np.sort(x)[1:] ** 2)", "torch complex-step",
+          agree=True, smooth=False),
+    fixed("tf-len", "return np.sum(x ** 3) / len(x)", "tensorflow numeric, tensorflow complex-step",
+          agree=True),
+    fixed("autograd-norm1", "return np.linalg.norm(x, 1)", "autograd reverse", agree=True,
+          smooth=False),
+    fixed("jax-logaddexp-reduce", "return np.logaddexp.reduce(x)", "jax reverse", agree=True),
+    # second order
+    fixed("H-arctan2", "return np.sum(np.arctan2(x, 1.0) ** 2)", "jax hessian complex-step"),
+    fixed("H-convolve", "return np.sum(np.convolve(x, np.array([1.0, -1.0])) ** 3)",
+          "jax hessian complex-step"),
+    fixed("H-norm-inf", "return np.linalg.norm(np.sin(x), np.inf)",
+          ", ".join(f"autograd hessian {c}" for c in SECOND_ON["autograd"])
+          + ", autograd hvp forward-over-reverse", smooth=False),
+    fixed("H-slogdet", "return np.linalg.slogdet(np.diag(np.exp(x)))[1]",
+          "torch hessian reverse-over-forward, torch hessian forward-over-forward"),
+    fixed("H-det-diag", "return np.linalg.det(np.diag(x) + 2 * np.eye(x.shape[0]))",
+          "torch hessian reverse-over-forward, torch hessian forward-over-forward"),
+    fixed("H-det-outer", "return np.linalg.det(np.outer(x, x) + np.eye(x.shape[0]))",
+          "torch hessian forward-over-reverse, torch hessian reverse-over-reverse"),
+    fixed("H-sparse-roll", "return np.sum(np.roll(x, 0) ** 3)",
+          "jax sparse-hessian forward-over-reverse"),
+    fixed("H-sparse-cumprod", "return np.sum(np.cumprod(x))",
+          "jax sparse-hessian forward-over-reverse", n=2),
+    fixed("H-sparse-empty", "return np.sum(x ** 3) + np.sum(x[2:])",
+          "jax sparse-hessian forward-over-reverse", n=2),
+    fixed("H-torch-linear", "return np.sum(3 * x)", "torch hessian reverse-over-forward"),
+    fixed("H-complex-svd", "return np.sum(np.linalg.svd(np.outer(x, x) + np.eye(3), "
+          "compute_uv=False))", "jax hessian complex-step"),
+    fixed("H-complex-norm2", "return np.linalg.norm(np.outer(x, x) + np.eye(3), 2)",
+          "jax hessian complex-step"),
+    fixed("H-numeric-len", "return np.sum(x ** 3) / len(x)",
+          "tensorflow hessian numeric, torch hessian numeric", agree=True),
+    fixed("H-numeric-max", "return max(x) * np.sum(x ** 2)",
+          "tensorflow hessian numeric, torch hessian numeric", agree=True, smooth=False),
+]
+
+
+@pytest.mark.parametrize(("name", "case", "runs", "agree"), ISSUE_23)
+def test_issue_23_class(worker, name, case, runs, agree):
+    verdicts = check(worker, case, runs)
+    if agree:
+        refused = [f"{v.run}: {v.detail}" for v in verdicts if v.status != "agree"]
+        assert not refused, f"{name}: NumPy's meaning is wanted, not a refusal:\n" + "\n".join(
+            refused)
