@@ -4,9 +4,10 @@
     python tests/_differential_campaign.py --summary /tmp/campaign.jsonl > findings.md
 
 Each model runs every first-order run, the sparse Jacobians and, for scalar f, every
-second-order run on PyTorch, TensorFlow and autograd plus ``--jax-second`` of JAX's
-sixteen (Hessians, HVPs, sparse Hessians; an XLA compile each), taken in turn. One
-JSON line per model. The summary groups failures into classes: a wrong value by its
+second-order run on PyTorch and autograd plus, taken in turn, ``--jax-second`` of
+JAX's sixteen (Hessians, HVPs, sparse Hessians; an XLA compile each) and
+``--tf-second`` of TensorFlow's ten (a graph each). One JSON line per model.
+The summary groups failures into classes: a wrong value by its
 run and the operation most often present where that run fails; a raw error by its
 run's framework and mode and its message.
 """
@@ -49,17 +50,22 @@ def generate(count: int, seed: int) -> list:
     return cases
 
 
-def runs_for(case, i: int, jax_second: int) -> list[str]:
+def runs_for(case, i: int, jax_second: int, tf_second: int) -> list[str]:
+    """Every first-order run; for scalar f, second order on PyTorch and autograd (cheap),
+    and in turn ``jax_second`` of JAX's and ``tf_second`` of TensorFlow's (each a compile
+    or graph build: seconds)."""
     runs = first_order_runs() + SPARSE_JACOBIANS
     if case.vector:
         return runs
     second = second_order_runs()
-    on_jax = [r for r in second if r.startswith("jax ")]
-    picked = [on_jax[(i * jax_second + k) % len(on_jax)] for k in range(jax_second)]
-    return runs + [r for r in second if not r.startswith("jax ")] + picked
+    for framework, count in (("jax", jax_second), ("tensorflow", tf_second)):
+        on = [r for r in second if r.startswith(framework + " ")]
+        runs += [on[(i * count + k) % len(on)] for k in range(count)]
+    return runs + [r for r in second if r.split(" ")[0] in ("torch", "autograd")]
 
 
-def campaign(count: int, seed: int, out: Path, jax_second: int, part: str) -> None:
+def campaign(count: int, seed: int, out: Path, jax_second: int, tf_second: int,
+             part: str) -> None:  # fmt: skip
     """Models ``part`` = "k/m" (the k-th of m interleaved shares) into ``out``."""
     k, m = (int(s) for s in part.split("/"))
     cases = generate(count, seed)
@@ -68,7 +74,7 @@ def campaign(count: int, seed: int, out: Path, jax_second: int, part: str) -> No
         for i, case in enumerate(cases):
             if i % m != k:
                 continue
-            runs = runs_for(case, i, jax_second)
+            runs = runs_for(case, i, jax_second, tf_second)
             start = time.perf_counter()
             verdicts = worker.evaluate(dict(asdict(case), runs=runs))
             fh.write(json.dumps(dict(asdict(case), index=i, seconds=time.perf_counter() - start,
@@ -148,10 +154,11 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--part", default="0/1", help="k/m: the k-th of m interleaved shares")
-    ap.add_argument("--jax-second", type=int, default=3)
+    ap.add_argument("--jax-second", type=int, default=2)
+    ap.add_argument("--tf-second", type=int, default=2)
     ap.add_argument("--summary", type=Path, nargs="*")
     a = ap.parse_args()
     if a.summary:
         print(summary(a.summary))
     else:
-        campaign(a.models, a.seed, a.out, a.jax_second, a.part)
+        campaign(a.models, a.seed, a.out, a.jax_second, a.tf_second, a.part)
