@@ -7,6 +7,7 @@ its end and shows its table.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 from .._vocab import Record
@@ -37,9 +38,12 @@ class Sweep(Iterator[Record]):
         """In a notebook, a sweep shown (``adlab.bench(...)`` last in a cell) runs to its
         end, as ``list`` would, and shows its table (``adlab.format_table``)."""
         from ..report import format_table
+        from .floor import NoisyMachineWarning
 
-        for _ in self:
-            pass
+        with warnings.catch_warnings():  # the table says it under itself, in its words
+            warnings.simplefilter("ignore", NoisyMachineWarning)
+            for _ in self:
+                pass
         return format_table(self.records)._repr_html_()
 
     def close(self) -> None:
