@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import math
 import pathlib
 import re
 import types
@@ -151,6 +150,8 @@ def explain_hints() -> list[tuple[str, str, str]]:
                                 "not float"), f"np.{name}(x, 2.0)"),
             ("torch", TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
                                 "not float"), f"np.{name}(float(len(x)))"),
+            ("torch", TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                                "not list"), f"np.{name}([1.0, 2.0])"),
         ]  # fmt: skip
         for backend, exc, expr in errors:
             said = explain.framework_gap(exc, expr)
@@ -263,15 +264,30 @@ def test_jax_checking_f_for_another_framework_speaks_that_frameworks_terms(backe
     assert not missing_names(err.hint), err.hint
 
 
-def test_the_advice_for_a_python_number_beside_a_tensor_works():
-    """What the PyTorch refusal says to write runs, and agrees with JAX."""
-    hint = explain.framework_gap(
-        TypeError("arctan2(): argument 'other' (position 2) must be Tensor, not float"),
-        "np.arctan2(x, 2.0)",
-    )[1]
-    assert "np.arctan2(x, np.asarray(2.0))" in hint and "math.atan2" in hint
-    m = adlab.Model.from_source(SRC.format(expr="np.arctan2(x, np.asarray(2.0))"), "fixed")
+@pytest.mark.parametrize(
+    ("expr", "position", "kind", "python"),
+    [
+        ("np.arctan2(x, 2.0)", 2, "float", "math.atan2(...)"),
+        ("np.fmax(x, 0.5)", 2, "float", None),
+        ("np.take(x, [1, 0, 2])", 2, "list", None),
+        ("np.log(float(len(x))) * x", 1, "float", "math.log(...)"),
+        ("np.sum([1.0, 2.0]) * x", 1, "list", "Python's own sum(...)"),
+    ],
+)
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_the_advice_for_a_python_value_beside_a_tensor_works(expr, position, kind, python,
+                                                             precision):  # fmt: skip
+    """What the PyTorch refusal says to write runs on PyTorch and agrees with JAX."""
+    name = re.match(r"np\.(\w+)", expr).group(1)
+    call = expr.removesuffix(" * x")
+    exc = TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, "
+                    f"not {kind}")  # fmt: skip
+    hint = explain.framework_gap(exc, call)[1]
+    assert (python in hint) if python else ("compute it in Python" not in hint), hint
+    fixed = re.search(r"an array: (.*?)(?:;| \(numbers)", hint).group(1)
+    assert "np.asarray(" in fixed
+    m = adlab.Model.from_source(SRC.format(expr=expr.replace(call, fixed)), "fixed")
     x = m.setup(3)[0]
-    got = adlab.derivative(m, x, backend="torch")
-    numpy.testing.assert_allclose(got, adlab.derivative(m, x), rtol=1e-12)
-    assert math.atan2(1.0, 2.0) == pytest.approx(numpy.arctan2(1.0, 2.0))
+    got = adlab.derivative(m, x, backend="torch", precision=precision)
+    want = adlab.derivative(m, x)
+    numpy.testing.assert_allclose(got, want, rtol=1e-12 if precision == "float64" else 1e-5)

@@ -151,10 +151,10 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
         wrapped = _as_array(expr, name, position)
         hint = (f"make the Python {kind} an array: {wrapped}" if wrapped else
                 f"make the Python {kind} an array with np.asarray(...)")  # fmt: skip
-        python = _python_twin(name)
+        python = _python_twin(name, kind)
         if python:
-            hint += (f"; or, where every argument is a Python number, compute it in Python: "
-                     f"{python}")  # fmt: skip
+            every = "a Python list" if kind in ("list", "tuple") else "a Python number"
+            hint += f"; or, where every argument is {every}, compute it in Python: {python}"
         return (f"{what}PyTorch's np.{name} takes tensors, not a Python {kind}",
                 hint + " (numbers written in the source, as in np.log(2 * np.pi), are "
                 "computed once when the model is built, so those work)")  # fmt: skip
@@ -187,19 +187,23 @@ def _as_array(expr: str | None, name: str, position: int) -> str | None:
 
 #: NumPy's names that Python's math spells otherwise
 _MATH_SPELLING = {"power": "pow", "absolute": "fabs", "arctan2": "atan2"}
-_BUILTIN = ("sum", "max", "min", "abs", "round")
+#: NumPy's reductions that Python computes of a list, and how
+_REDUCTIONS = {"sum": "sum", "max": "max", "min": "min", "amax": "max", "amin": "min",
+               "prod": "math.prod"}  # fmt: skip
 
 
-def _python_twin(name: str) -> str | None:
-    """How plain Python computes np.``name`` of numbers (``math.atan2(...)``,
-    ``sum(...)``), or None where neither ``math`` nor the builtins have it."""
+def _python_twin(name: str, kind: str) -> str | None:
+    """How plain Python computes np.``name`` of a Python ``kind`` ("float", "list"):
+    ``math.atan2(...)`` of numbers, ``sum(...)`` of a list; None where it has no twin."""
     import math
 
+    if kind in ("list", "tuple"):
+        twin = _REDUCTIONS.get(name)
+        return twin and (f"import math, then {twin}(...)" if twin.startswith("math.")
+                         else f"Python's own {twin}(...)")  # fmt: skip
     for candidate in (name, _MATH_SPELLING.get(name, ""), name.replace("arc", "a", 1)):
         if candidate and callable(getattr(math, candidate, None)):
             return f"import math, then math.{candidate}(...)"
-    if name in _BUILTIN:
-        return f"Python's own {name}(...)"
     return None
 
 
