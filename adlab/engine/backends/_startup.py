@@ -13,28 +13,63 @@ TensorFlow is not loaded yet; and where the user's own code imported
 TensorFlow before that, ``jit=True`` on PyTorch is refused with what to do
 (``check_compile_order``) instead of crashing the kernel.
 
-**Notices.** Set before TensorFlow is imported, ``TF_CPP_MIN_LOG_LEVEL=2``
-keeps its C++ INFO and WARNING lines (the oneDNN and CPU-instruction notices)
-off the screen, and its errors on it. Two kinds of line still show on a
-machine without a GPU, and TensorFlow offers no supported way to silence them
-(tensorflow/tensorflow#100442, open): "Could not find cuda drivers" (logged
-through absl before absl's logging is set up, where no level applies) and
-"failed call to cuInit" (an error, when TensorFlow first looks for devices).
-They say only that there is no GPU. PyTorch's compiler logs "No CUDA runtime
-is found, using CUDA_HOME=..." (a warning from ``torch.utils.cpp_extension``'s
-Python logger) on every CPU machine with a CUDA toolkit path: with no GPU,
-that logger is set to show errors only (``quiet_torch``).
+**Notices.** Importing TensorFlow writes lines straight to file descriptor 2,
+below Python, so they reach a notebook as a red stderr block and a terminal
+as noise. ``TF_CPP_MIN_LOG_LEVEL`` 2 (no INFO or WARNING) covers the lines it
+logs once its logging is set up (the CPU-instruction notice; a "Local
+rendezvous is aborting" warning beside each error a model raises). adlab
+imports TensorFlow at 2 unless the user chose a level; JAX's import sets "1"
+where none is set, so "1" with JAX loaded counts as JAX's (``users_level``).
+TensorFlow reads the level while it loads; the variable is then put back. No
+level covers the lines logged before that (absl's "All log messages before
+absl::InitializeLog() ..." and, once per library, the oneDNN notice and,
+without a GPU, "Could not find cuda drivers"): measured with TensorFlow 2.21,
+at 2 or 3 they still show (tensorflow/tensorflow#100442, open). And without a
+GPU its first look for devices logs an error, "failed call to cuInit", that
+says only that there is no GPU; hiding devices does not stop it
+(``CUDA_VISIBLE_DEVICES`` empty or -1: the line stays), and level 3 would
+hide every real error with it. So ``before_tensorflow`` imports TensorFlow,
+and lists its devices, with file descriptor 2 sent to a file, then writes
+back every line but those: absl's lines below the level in effect (the level
+applied to the lines TensorFlow wrote before it read it) and, where the user
+left the level to adlab and this machine has no NVIDIA device at all
+(``no_gpu_here``), the cuInit error. Whatever else was written meanwhile (a
+real error, a Python warning) comes out as written, after the import.
+``TF_ENABLE_ONEDNN_OPTS=0`` would silence the oneDNN notice too, but it
+changes TensorFlow's kernels; adlab leaves them as TensorFlow chose.
+PyTorch's compiler logs "No CUDA runtime is found, using CUDA_HOME=..." (a
+warning from ``torch.utils.cpp_extension``'s Python logger) on every CPU
+machine with a CUDA toolkit path: with no GPU, that logger is set to show
+errors only (``quiet_torch``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import importlib.util
 import logging
 import os
+import re
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 
 #: TensorFlow's C++ log level (0 all, 1 no INFO, 2 no WARNING, 3 no ERROR), set only if unset
 TF_LOG_LEVEL = "2"
+_LEVEL_VAR = "TF_CPP_MIN_LOG_LEVEL"
+#: the level JAX's import sets where none is set: it also reaches TensorFlow
+_JAX_LEVEL = "1"
+
+#: a line of absl's log (TensorFlow's C++ log): severity, date, time, thread, file:line]
+_ABSL_LINE = re.compile(rb"([IWEF])\d{4} [\d:.]+\s+\d+ [^\]\s]+\] ")
+_SEVERITY = {b"I": 0, b"W": 1, b"E": 2, b"F": 3}
+#: absl's own warning, once per library, that it logs to stderr until it is set up
+_ABSL_BANNER = (
+    b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
+)
+#: the error of TensorFlow's first look for a GPU, where there is none
+_NO_GPU_ERROR = b"failed call to cuInit"
 
 
 def triton_first() -> None:
@@ -46,9 +81,105 @@ def triton_first() -> None:
 
 
 def before_tensorflow() -> None:
-    """What must happen before ``import tensorflow``: Triton first, its log level set."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", TF_LOG_LEVEL)
+    """What must happen before the backend's ``import tensorflow``: Triton first, and
+    TensorFlow imported at adlab's log level (unless the user chose one) with its start-up
+    notices held back (see above)."""
     triton_first()
+    if "tensorflow" in sys.modules:  # the user's own import: what it printed is printed
+        return
+    chosen = users_level()
+    try:
+        level = int(chosen or TF_LOG_LEVEL)
+    except ValueError:  # TensorFlow reads what it cannot parse as 0
+        level = 0
+    drop = notices(level, no_gpu=chosen is None and no_gpu_here())
+    before = os.environ.get(_LEVEL_VAR)
+    os.environ[_LEVEL_VAR] = chosen or TF_LOG_LEVEL
+    try:
+        with written_back(drop):
+            import tensorflow as tf
+
+            tf.config.list_physical_devices()  # its first look for devices: the cuInit error
+    finally:
+        # TensorFlow read its level while loading (measured: a warning logged later stays
+        # quiet); JAX's C++ and child processes keep the value they had
+        _restore(_LEVEL_VAR, before)
+
+
+def users_level() -> str | None:
+    """``TF_CPP_MIN_LOG_LEVEL`` as the user set it, or None. JAX's import sets it to "1"
+    where unset (``jax/__init__.py``), and adlab imports JAX first: "1" with JAX loaded
+    counts as JAX's (a user who wants TensorFlow's warnings sets 0)."""
+    value = os.environ.get(_LEVEL_VAR)
+    if value == _JAX_LEVEL and "jax" in sys.modules:
+        return None
+    return value
+
+
+def _restore(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+def no_gpu_here() -> bool:
+    """True where this machine plainly has no NVIDIA GPU: Linux with no ``/dev/nvidia*``
+    device and no ``/dev/dxg`` (WSL's GPU). Elsewhere it cannot tell: False."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return not glob.glob("/dev/nvidia*") and not os.path.exists("/dev/dxg")
+
+
+def notices(level: int, no_gpu: bool) -> Callable[[bytes], bytes]:
+    """What to write back of a line TensorFlow's loading wrote: all of it but absl's lines
+    below ``level`` (its banner counts as a warning) and, with ``no_gpu``, the cuInit error.
+    A record may follow another writer's text on the same line (a progress bar redrawn
+    with a carriage return): that text stays."""
+
+    def kept(line: bytes) -> bytes:
+        at = line.find(_ABSL_BANNER)
+        if at >= 0:
+            return line if _SEVERITY[b"W"] >= level else line[:at]
+        m = _ABSL_LINE.search(line)
+        if m is None:
+            return line
+        if _SEVERITY[m[1]] < level or (no_gpu and _NO_GPU_ERROR in line[m.start() :]):
+            return line[: m.start()]
+        return line
+
+    return kept
+
+
+@contextlib.contextmanager
+def written_back(keep: Callable[[bytes], bytes]) -> Iterator[None]:
+    """Run the block with file descriptor 2 sent to a file, then write back to it what
+    ``keep`` keeps of each line, in order (C++ writes there, below Python)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all (a detached process): nothing reaches anyone
+        yield
+        return
+    _flush_stderr()
+    held = tempfile.TemporaryFile()
+    try:
+        os.dup2(held.fileno(), 2)
+        yield
+    finally:
+        _flush_stderr()  # Python's own lines of that time, into the file, in order
+        os.dup2(saved, 2)
+        os.close(saved)
+        held.seek(0)
+        out = b"".join(keep(line) for line in held.read().splitlines(keepends=True))
+        held.close()
+        with contextlib.suppress(OSError):  # a stderr closed meanwhile: nothing to tell
+            while out:
+                out = out[os.write(2, out) :]
+
+
+def _flush_stderr() -> None:
+    if sys.stderr is not None:
+        sys.stderr.flush()
 
 
 def check_compile_order() -> None:
