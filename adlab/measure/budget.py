@@ -42,9 +42,12 @@ two exponents. Otherwise the last compile is taken as flat.
 And a prediction is no measurement: a series that compiled in under
 ``SMALL_COMPILE_S`` at every size below is never skipped on its predicted
 compile alone (the point fits the budget without it). It is prepared, and the
-compile it measures speaks: a prepare that overran the budget
-(``add_overrun``) bounds the compile of every larger size from below, so the
-next size is skipped instead of compiling longer still.
+compile it measures speaks. A prepare that overran the budget (``add_overrun``)
+ends that for the series: its larger sizes are predicted from what was measured,
+and one that took ``OVERRUN_BOUNDS`` budgets or more bounds their compile from
+below, so a loop's next size is skipped instead of compiling longer still. One
+just over the budget may be a burst of load (2.0-2.4 s for a 0.4 s compile here,
+at load 12 on 2 cores): the larger sizes are still tried.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ AGREE_POWER = 0.5
 #: a series that compiled faster than this at every size below is not skipped on its
 #: predicted compile alone: it is prepared, and its measured compile decides
 SMALL_COMPILE_S = 1.0
+#: a prepare over this many budgets bounds the compile of the larger sizes from below
+OVERRUN_BOUNDS = 2.0
 
 
 #: f's series label and its seconds per call at the size being predicted
@@ -138,9 +143,10 @@ class Budget:
     def predict_compile(self, label: str, n: int) -> float:
         """Predicted compile seconds at ``n`` (0 with nothing to go on): extrapolated
         where the sizes below show growth (``_compile_power``), else the last compile;
-        at least any overrun below."""
+        at least an overrun below of ``OVERRUN_BOUNDS`` budgets."""
         pts = self._measured_below(label, n)
         overrun = self._overrun_below(label, n)[0]
+        overrun = overrun if overrun >= OVERRUN_BOUNDS * self.budget_s else 0.0
         if not pts:
             return overrun
         last = pts[-1]
@@ -171,7 +177,7 @@ class Budget:
         """Predicted seconds for the whole point: compile + ``MIN_CALLS`` calls, the
         first with its recurring excess (``predict_first_excess``)."""
         call = self.predict_call(label, n, primal)
-        if call is None:  # nothing measured: an overrun below is all there is to go on
+        if call is None:  # nothing measured: a long overrun below is all there is to go on
             return self.predict_compile(label, n) or None
         compile_s = self.predict_compile(label, n)
         return compile_s + self.predict_first_excess(label, n) + MIN_CALLS * call
@@ -188,7 +194,7 @@ class Budget:
         reason = f"predicted {seconds(predicted)} > budget {seconds(self.budget_s)}"
         below = self._measured_below(label, n)
         overrun_s, at = self._overrun_below(label, n)
-        if overrun_s and overrun_s >= compile_s:
+        if overrun_s >= OVERRUN_BOUNDS * self.budget_s and overrun_s >= compile_s:
             reason += f" (preparing it took {seconds(overrun_s)} at n = {at})"
         elif compile_s > predicted / 2 and below and compile_s > below[-1].compile_s:
             reason += (f" (compiling {seconds(compile_s)}: compile time grows with n here, "
