@@ -94,55 +94,108 @@ def _body(source: str) -> str:
     return source.split("def f(x):\n", 1)[1].rstrip()
 
 
+#: words that belong to one framework: a refusal on another backend should not use them
+FOREIGN = {
+    "jax": ("jnp.", "jax.lax", "jax-ml/jax", "jax.vmap", "jax.numpy"),
+    "torch": ("torch.func", "torch.", "vmap"),
+    "tensorflow": ("tf.", "tf.function", "symbolic `tf.Tensor`"),
+    "autograd": ("autograd.numpy",),
+}
+
+
+def _foreign_words(rows: list[dict]) -> list[str]:
+    """Refusals on one backend that speak another framework's words (issue 23's hints)."""
+    found = collections.defaultdict(list)
+    for row in rows:
+        for v in row["verdicts"]:
+            backend = v["run"].split(" ")[0]
+            if v["status"] != "refused":
+                continue
+            for other, words in FOREIGN.items():
+                hits = [w for w in words if w in v["detail"]]
+                if other != backend and hits and not (other == "torch" and backend == "jax"):
+                    found[backend, other, hits[0]].append((row, v))
+    lines = ["Refusals in another framework's words (backend: words of, word, count, example):", ""]
+    for (backend, other, word), items in sorted(found.items(), key=lambda kv: -len(kv[1])):
+        row, v = min(items, key=lambda rv: len(rv[0]["source"]))
+        first = v["detail"].replace("\n", " ").replace("|", "/")[:200]
+        lines.append(f"- {backend}: {other}'s `{word}`, {len(items)} runs; "
+                     f"e.g. {v['run']}: {first}")  # fmt: skip
+    return lines
+
+
+def _family(run: str) -> str:
+    """A run's framework and kind: second order's compositions and sparse kinds merged."""
+    backend, kind, *_ = run.split(" ")
+    return f"{backend} {kind}"
+
+
+def _symptom(detail: str) -> str:
+    got = detail.split(" vs ")[0]
+    if "nan" in got:
+        return "NaN"
+    if re.fullmatch(r"[\s\[\]0.-]*", got.replace("got", "")):
+        return "zeros"
+    return "value"
+
+
 def summary(paths: list[Path]) -> str:
     rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line]
     status = collections.Counter()
     by_run = collections.defaultdict(collections.Counter)
-    with_op = collections.Counter()  # (run, op): models with op where run ran
-    fail_op = collections.Counter()  # (run, op): of those, where run failed
-    failures = []
+    with_op = collections.Counter()  # (family, op): runs of family on models with op
+    fail_op = collections.Counter()  # (family, op): of those, the wrong ones
+    classes = collections.defaultdict(list)
     for row in rows:
         for v in row["verdicts"]:
             status[v["status"]] += 1
             by_run[v["run"]][v["status"]] += 1
+            wrong = v["status"] in ("wrong", "flagged")
             for op in row["ops"]:
-                with_op[v["run"], op] += 1
-                fail_op[v["run"], op] += v["status"] in ("wrong", "flagged")
-            if v["status"] not in ("agree", "refused", "unchecked"):
-                failures.append((row, v))
-    classes = collections.defaultdict(list)
-    for row, v in failures:
-        if v["status"] in ("wrong", "flagged"):
-            ops = row["ops"] or ["?"]
-            op = max(ops, key=lambda o: (fail_op[v["run"], o] / max(with_op[v["run"], o], 1),
-                                         -with_op[v["run"], o]))  # fmt: skip
-            key = (v["status"], v["run"], f"with {op}")
-        else:
-            key = (v["status"], v["run"].rsplit(" ", 1)[0] if "hvp" in v["run"] else v["run"],
-                   _message_key(v["detail"]))  # fmt: skip
-        classes[key].append((row, v))
+                with_op[_family(v["run"]), op] += 1
+                fail_op[_family(v["run"]), op] += wrong
+            if wrong:
+                key = (v["status"], _family(v["run"]), _symptom(v["detail"]))
+            elif v["status"] not in ("agree", "refused", "unchecked"):
+                key = (v["status"], _family(v["run"]), _message_key(v["detail"]))
+            else:
+                continue
+            classes[key].append((row, v))
+
+    def suspects(family: str, items: list) -> str:
+        """The operations most often present where the family fails, by how much more."""
+        ops = collections.Counter(op for row, _ in items for op in row["ops"])
+        rate = {op: fail_op[family, op] / with_op[family, op] for op in ops}
+        return ", ".join(f"{op} ({rate[op]:.0%})" for op in
+                         sorted(ops, key=lambda o: (-rate[o], -ops[o]))[:3])  # fmt: skip
+
     models_n = len(rows)
     out = [
         f"models: {models_n}; runs: {sum(status.values())}; "
         + ", ".join(f"{s}: {c}" for s, c in status.most_common()),
         "",
-        "| class | status | run | models | shortest repro (n, seed) | detail |",
-        "|---|---|---|---|---|---|",
+        "| status | runs of | symptom or message | runs | models | suspects (share of their "
+        "models failing) | shortest repro | detail |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     order = {"crash": 0, "wrong": 1, "flagged": 2, "raw": 3, "no line": 4}
     for key, items in sorted(classes.items(), key=lambda kv: (order.get(kv[0][0], 9),
                                                              -len(kv[1]))):  # fmt: skip
-        st, run, what = key
+        st, family, what = key
         row, v = min(items, key=lambda rv: len(rv[0]["source"]))
         body = _body(row["source"]).replace("\n", " ⏎ ").replace("|", "\\|")
         detail = v["detail"][:160].replace("\n", " ").replace("|", "\\|")
-        out.append(f"| {what.replace('|', '/')} | {st} | {run} | {len(items)} | "
-                   f"`{body}` (n={row['n']}, seed={row['seed']}) | {detail} |")  # fmt: skip
+        runs = sorted({v["run"].split(" ", 2)[-1] for _, v in items})
+        who = suspects(family, items) if st in ("wrong", "flagged") else ""
+        out.append(f"| {st} | {family} ({', '.join(runs)}) | {what.replace('|', '/')} | "
+                   f"{len(items)} | {len({r['index'] for r, _ in items})} | {who} | "
+                   f"`{body}` (n={row['n']}, seed={row['seed']}) | {v['run']}: {detail} |")
     out += ["", "Per run (agree / refused / failing):", ""]
     for run, c in sorted(by_run.items()):
         bad = sum(n for s, n in c.items() if s not in ("agree", "refused", "unchecked"))
         out.append(f"- {run}: {c['agree']} / {c['refused']} / {bad}"
                    + (f" (unchecked {c['unchecked']})" if c["unchecked"] else ""))  # fmt: skip
+    out += ["", *_foreign_words(rows)]
     secs = sum(r["seconds"] for r in rows)
     out += ["", f"worker seconds: {secs:.0f} ({secs / max(models_n, 1):.1f} per model)"]
     return "\n".join(out)
