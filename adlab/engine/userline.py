@@ -295,7 +295,7 @@ def translate(
         if not (gap or said):
             hint = (
                 f"write line {lineno} so that JAX can run it too, or "
-                f"use {_other_modes(running)}, which runs f on "
+                f"use {_other_modes(running)}, which run f on "
                 f"{explain.framework_label(running)} alone"
             )
     message = f"{reason} (in {where})"
