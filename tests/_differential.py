@@ -72,6 +72,11 @@ class Case:
     ops: tuple[str, ...]
 
 
+def atom(a: Node) -> str:
+    """a's text, parenthesized unless a leaf: safe before [..], .T, ** and @."""
+    return a.text if a.leaf else f"({a.text})"
+
+
 def squash(a: Node) -> str:
     """a's text scaled into [-1, 1] by its bound."""
     return a.text if a.bound <= 1.0 else f"(({a.text}) / {a.bound:.4g})"
@@ -90,7 +95,7 @@ def positive(draw, a: Node, cx: Context) -> Node:
     b = a.bound
     k = draw(st.integers(0, 5))
     if k == 0:
-        return _un(a, f"(1.0 + {a.text} ** 2)", "1+t**2", cx, 1 + b * b, low=1.0)
+        return _un(a, f"(1.0 + {atom(a)} ** 2)", "1+t**2", cx, 1 + b * b, low=1.0)
     if k == 1:
         return _un(a, f"np.exp({squash(a)})", "exp", cx, math.e, low=1 / math.e)
     if k == 2:
@@ -99,7 +104,7 @@ def positive(draw, a: Node, cx: Context) -> Node:
         return _un(a, f"(np.abs({a.text}) + 0.5)", "abs", cx, b + 0.5, low=0.5, smooth=False)
     if k == 4:
         return _un(a, f"np.cosh({squash(a)})", "cosh", cx, math.cosh(1), low=1.0)
-    return _un(a, f"np.sqrt(1.0 + {a.text} ** 2)", "sqrt", cx, math.sqrt(1 + b * b), low=1.0)
+    return _un(a, f"np.sqrt(1.0 + {atom(a)} ** 2)", "sqrt", cx, math.sqrt(1 + b * b), low=1.0)
 
 
 def unary(draw, a: Node, cx: Context) -> Node:
@@ -123,18 +128,18 @@ def unary(draw, a: Node, cx: Context) -> Node:
     if k == 6:
         return _un(a, f"np.arctan({a.text})", "arctan", cx, min(b, math.pi / 2))
     if k == 7:
-        return _un(a, f"{a.text} ** 2", "**2", cx, b * b) if b < 100 else unary(draw, a, cx)
+        return _un(a, f"({atom(a)} ** 2)", "**2", cx, b * b) if b < 100 else unary(draw, a, cx)
     if k == 8:
         return _un(a, f"np.abs({a.text})", "abs", cx, b, smooth=False)
     if k == 9:
         return _un(a, f"np.sinc({a.text})", "sinc", cx, 1.0)
     if k == 10:
-        return _un(a, f"np.log1p({a.text} ** 2)", "log1p", cx, math.log1p(b * b))
+        return _un(a, f"np.log1p({atom(a)} ** 2)", "log1p", cx, math.log1p(b * b))
     if k == 11:
         return _un(a, f"np.expm1({squash(a)})", "expm1", cx, math.e - 1)
     if k == 12:
         p = positive(draw, a, cx)
-        return _un(p, f"1.0 / {p.text}", "1/p", cx, 1 / p.low, low=1 / p.bound)
+        return _un(p, f"(1.0 / {p.text})", "1/p", cx, 1 / p.low, low=1 / p.bound)
     if k == 13:
         return _un(a, f"np.maximum({a.text}, 0.0)", "maximum", cx, b, smooth=False)
     if k == 14:
@@ -143,8 +148,8 @@ def unary(draw, a: Node, cx: Context) -> Node:
         return _un(a, f"np.square({squash(a)})", "square", cx, 1.0)
     if k == 16:
         p = positive(draw, a, cx)
-        return _un(p, f"{p.text} ** 1.5", "**1.5", cx, p.bound**1.5, low=p.low**1.5)
-    return _un(a, f"np.sign({a.text}) * {a.text}", "sign", cx, b, smooth=False)
+        return _un(p, f"({atom(p)} ** 1.5)", "**1.5", cx, p.bound**1.5, low=p.low**1.5)
+    return _un(a, f"(np.sign({a.text}) * {a.text})", "sign", cx, b, smooth=False)
 
 
 def binary(draw, a: Node, c: Node, cx: Context) -> Node:
@@ -157,12 +162,12 @@ def binary(draw, a: Node, c: Node, cx: Context) -> Node:
     if k == 0:
         return Node(f"({a.text} + {c.text})", a.shape, ab + cb, smooth=smooth)
     if k == 1:
-        return Node(f"{a.text} * {c.text}", a.shape, ab * cb, smooth=smooth)
+        return Node(f"({a.text} * {c.text})", a.shape, ab * cb, smooth=smooth)
     if k == 2:
         return Node(f"({a.text} - {c.text})", a.shape, ab + cb, smooth=smooth)
     if k == 3:
         p = positive(draw, c, cx)
-        return Node(f"{a.text} / {p.text}", a.shape, ab / p.low, smooth=smooth and p.smooth)
+        return Node(f"({a.text} / {p.text})", a.shape, ab / p.low, smooth=smooth and p.smooth)
     if k == 4:
         return Node(f"np.arctan2({a.text}, {c.text})", a.shape, math.pi, smooth=smooth)
     if k == 5:
@@ -269,16 +274,16 @@ def reshaped(draw, depth: int, cx: Context, length: int) -> Node:
     k = draw(st.integers(0, 7))
     if k == 0:
         a = vector(draw, depth - 1, cx, length + 1)
-        text, op = f"{a.text}[1:]", "[1:]"
+        text, op = f"{atom(a)}[1:]", "[1:]"
     elif k == 1:
         a = vector(draw, depth - 1, cx, length + 1)
-        text, op = f"{a.text}[-2::-1]", "[-2::-1]"
+        text, op = f"{atom(a)}[-2::-1]", "[-2::-1]"
     elif k == 2:
         a = vector(draw, depth - 1, cx, 2 * length - 1)
-        text, op = f"{a.text}[::-2]", "[::-2]"
+        text, op = f"{atom(a)}[::-2]", "[::-2]"
     elif k == 3:
         a = vector(draw, depth - 1, cx, 2 * length)
-        text, op = f"{a.text}[::2]", "[::2]"
+        text, op = f"{atom(a)}[::2]", "[::2]"
     elif k == 4:
         a = vector(draw, depth - 1, cx, length + 1)
         cx.ops.add("diff")
@@ -339,7 +344,7 @@ def matrix(draw, depth: int, cx: Context, k: int, spd: bool = False) -> Node:
         text = [
             f"np.outer({a.text}, {c.text})",
             f"np.diag({a.text})",
-            f"{a.text}[:, None] * {c.text}[None, :]",
+            f"({atom(a)}[:, None] * {atom(c)}[None, :])",
             f"(np.eye({k}) + 0.1 * np.outer(np.sin({a.text}), np.cos({c.text})))",
             f"np.einsum('i,j->ij', {a.text}, {c.text})",
         ][choice - 4]
@@ -350,7 +355,7 @@ def matrix(draw, depth: int, cx: Context, k: int, spd: bool = False) -> Node:
         step = draw(st.integers(0, 3))
         cx.ops.add(["T", "sin(M)", "M@M", "inv"][step])
         if step == 0:
-            node = Node(f"{node.text}.T", (k, k), node.bound, smooth=node.smooth)
+            node = Node(f"{atom(node)}.T", (k, k), node.bound, smooth=node.smooth)
         elif step == 1:
             node = Node(f"np.sin({node.text})", (k, k), 1.0, smooth=node.smooth)
         elif step == 2:
@@ -372,8 +377,9 @@ def matrix_vector(draw, a: Node, v: Node, cx: Context) -> Node:
         cx.ops.add("solve")
         return Node(f"np.linalg.solve({s.text}, {v.text})", v.shape, v.bound * v.shape[0] / s.low,
                     smooth=smooth and s.smooth)  # fmt: skip
-    text = [f"{a.text} @ {v.text}", f"np.dot({a.text}, {v.text})",
-            f"np.einsum('ij,j->i', {a.text}, {v.text})", "", f"{v.text} @ {a.text}"][k]  # fmt: skip
+    text = [f"({atom(a)} @ {atom(v)})", f"np.dot({a.text}, {v.text})",
+            f"np.einsum('ij,j->i', {a.text}, {v.text})", "",
+            f"({atom(v)} @ {atom(a)})"][k]  # fmt: skip
     cx.ops.add(["@", "dot", "einsum", "", "@"][k])
     return Node(text, v.shape, bound, smooth=smooth)
 
@@ -390,7 +396,7 @@ def from_matrix(draw, a: Node, cx: Context) -> Node:
         cx.ops.add("norm(axis)")
         return Node(f"np.linalg.norm({a.text}, axis=1)", (n,), n * a.bound, smooth=False)
     text = [f"np.diag({a.text})", f"np.sum({a.text}, axis=0)", f"np.max({a.text}, axis=1)",
-            f"{a.text}[0]", f"{a.text}[:, -1]", f"np.diag({a.text})"][k]  # fmt: skip
+            f"{atom(a)}[0]", f"{atom(a)}[:, -1]", f"np.diag({a.text})"][k]  # fmt: skip
     cx.ops.add(["diag", "sum(axis)", "max(axis)", "M[0]", "M[:, -1]", "diag"][k])
     return Node(text, (n,), n * a.bound, smooth=a.smooth and k != 2)
 
@@ -428,31 +434,31 @@ def reduce(draw, a: Node, cx: Context) -> Node:
         return Node(f"np.logaddexp.reduce({a.text})", (), b + math.log(m), smooth=a.smooth)
     if k == 10:
         cx.ops.add("v.sum()")
-        return Node(f"{a.text}.sum()" if a.leaf else f"({a.text}).sum()", (), m * b,
+        return Node(f"{atom(a)}.sum()", (), m * b,
                     smooth=a.smooth)  # fmt: skip
     if k == 11:
         cx.ops.add("v.max()")
-        return Node(f"{a.text}.max()" if a.leaf else f"({a.text}).max()", (), b, smooth=False)
+        return Node(f"{atom(a)}.max()", (), b, smooth=False)
     if k == 12:
         cx.ops.add("max(v)")
         return Node(f"max({a.text})", (), b, smooth=False)
     if k == 13:
         cx.ops.add("v[0]")
-        return Node(f"{a.text}[0]" if a.leaf else f"({a.text})[0]", (), b, smooth=a.smooth)
+        return Node(f"{atom(a)}[0]", (), b, smooth=a.smooth)
     if k == 14:
         cx.ops.add("v[-1]")
-        return Node(f"{a.text}[-1]" if a.leaf else f"({a.text})[-1]", (), b, smooth=a.smooth)
+        return Node(f"{atom(a)}[-1]", (), b, smooth=a.smooth)
     if k == 15:
         cx.ops.add("sum(v)")
         return Node(f"sum({a.text})", (), m * b, smooth=a.smooth)
     cx.ops.add("len")
-    return Node(f"np.sum({a.text}) / len({a.text})", (), b, smooth=a.smooth)
+    return Node(f"(np.sum({a.text}) / len({a.text}))", (), b, smooth=a.smooth)
 
 
 def products(draw, a: Node, c: Node, cx: Context) -> Node:
     """A scalar product of two vectors of one length."""
     k = draw(st.integers(0, 4))
-    text = [f"{a.text} @ {c.text}", f"np.dot({a.text}, {c.text})",
+    text = [f"({atom(a)} @ {atom(c)})", f"np.dot({a.text}, {c.text})",
             f"np.inner({a.text}, {c.text})", f"np.vdot({a.text}, {c.text})",
             f"np.einsum('i,i->', {a.text}, {c.text})"][k]  # fmt: skip
     cx.ops.add(["@", "dot", "inner", "vdot", "einsum"][k])
