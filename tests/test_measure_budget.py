@@ -130,6 +130,11 @@ def cache_dir(tmp_path, monkeypatch):
     return tmp_path / "programs"
 
 
+def _overran(r: adlab.Record) -> bool:
+    """Skipped after its prepare (measured, not predicted) took longer than the budget."""
+    return (r.skipped or "").startswith("prepare took")
+
+
 def _model() -> Model:
     """normal_logpdf anew (the same source: the same cache entries)."""
     return Model.from_source(adlab.load_model("normal_logpdf").source, "normal_logpdf")
@@ -149,7 +154,8 @@ def test_an_inflated_compile_time_in_the_cache_skips_no_point(cache_dir):
                 planted.add(path.name)
     assert planted
     records = list(adlab.bench(_model(), [1, 3, 10, 30], ["complex-step"], **FAST))
-    assert [(r.n, r.skipped) for r in records if r.skipped] == []
+    # every point prepared (a prepare that overran on a busy machine is measured too)
+    assert [(r.n, r.skipped) for r in records if r.skipped and not _overran(r)] == []
     loaded = {r.n for r in records if r.mode == "complex-step" and r.compile_loaded}
     assert loaded >= set(ISSUE)  # the planted entries were the ones read
 
@@ -182,11 +188,13 @@ def test_the_default_modes_run_twice_on_one_cache_skip_nothing_the_first_measure
     second = list(adlab.bench(_model(), sizes, **FAST))
     assert {r.mode for r in first} >= {"forward", "reverse", "numeric", "complex-step"}
     # the first run compiles: a series may be skipped on its compile only after compiling
-    # for a second or more below (a machine far busier than 0.4 s a compile)
+    # for a second or more below, or a prepare that overran (a machine far busier than
+    # 0.4 s a compile)
     for r in first:
         if "compil" in (r.skipped or ""):
-            below = [q.compile_s for q in first if q.label == r.label and q.n < r.n]
-            assert max(c or 0.0 for c in below) >= SMALL_COMPILE_S, (r.label, r.n, r.skipped)
+            below = [q for q in first if q.label == r.label and q.n < r.n]
+            assert any((q.compile_s or 0.0) >= SMALL_COMPILE_S or _overran(q) for q in below), (
+                r.label, r.n, r.skipped)  # fmt: skip
     # the second loads: nothing read from the cache makes a compile grow
     assert [r.skipped for r in second if "compil" in (r.skipped or "")] == []
     measured = {(r.label, r.n) for r in first if r.skipped is None}
