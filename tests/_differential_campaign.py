@@ -139,6 +139,27 @@ def _symptom(detail: str) -> str:
     return "value"
 
 
+def _refused_elsewhere(rows: list[dict]) -> list[str]:
+    """Refusals of models that JAX's reverse mode runs, by framework and reason: the
+    refusals issue 23 asks to turn into NumPy's meaning where they are avoidable."""
+    found = collections.defaultdict(list)
+    for row in rows:
+        runs_on_jax = any(v["run"] == "jax reverse" and v["status"] == "agree"
+                          for v in row["verdicts"])  # fmt: skip
+        for v in row["verdicts"]:
+            if v["status"] == "refused" and runs_on_jax:
+                reason = re.sub(r"^line \d+: ", "", v["detail"].split("\n")[0])
+                reason = re.sub(r" \(in f, mode .*\)$", "", reason)
+                found[v["run"].split(" ")[0], _message_key(reason)[:90]].append((row, v))
+    lines = ["Refused although JAX runs the model (framework, reason, runs, models, example):", ""]
+    for (backend, reason), items in sorted(found.items(), key=lambda kv: -len(kv[1])):
+        row, v = min(items, key=lambda rv: len(rv[0]["source"]))
+        body = _body(row["source"]).replace("\n", " ⏎ ")
+        lines.append(f"- {backend}: {reason} — {len(items)} runs, "
+                     f"{len({r['index'] for r, _ in items})} models; e.g. {v['run']} on `{body}`")
+    return lines
+
+
 def summary(paths: list[Path]) -> str:
     rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line]
     status = collections.Counter()
@@ -198,7 +219,7 @@ def summary(paths: list[Path]) -> str:
         bad = sum(n for s, n in c.items() if s not in ("agree", "refused", "unchecked"))
         out.append(f"- {run}: {c['agree']} / {c['refused']} / {bad}"
                    + (f" (unchecked {c['unchecked']})" if c["unchecked"] else ""))  # fmt: skip
-    out += ["", *_foreign_words(rows)]
+    out += ["", *_refused_elsewhere(rows), "", *_foreign_words(rows)]
     secs = sum(r["seconds"] for r in rows)
     out += ["", f"worker seconds: {secs:.0f} ({secs / max(models_n, 1):.1f} per model)"]
     return "\n".join(out)
