@@ -15,6 +15,13 @@ they follow the real-part rule only while complex step evaluates f
 or on a real input, they are the framework's own: a model that computes with
 complex numbers of its own gets the modulus it asked for.
 
+Functions that are analytic but whose framework's complex version loses a tiny
+imaginary part, or refuses one, get the same treatment: ``arctan2`` (the angle of
+the real parts plus an analytic correction, the real parts held constant for
+AD), ``hypot`` (``sqrt(a*a + b*b)``), ``convolve`` and ``correlate`` (real and
+imaginary parts apart: XLA's complex convolution computes three real products
+whose difference loses an imaginary part of 1e-20).
+
 Ties: ``max`` of equal real parts averages their imaginary parts, as reverse
 mode shares the gradient of a tie; ``abs`` at a real part of 0 takes the
 right-hand derivative (+1).
@@ -74,14 +81,18 @@ def logsumexp(np: Any, a: Any, axis: Any = None, keepdims: bool = False,
                     keepdims)  # fmt: skip
 
 
-def real_part_functions(np: Any) -> dict[str, Callable]:
+def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, Callable]:
     """The comparing functions of the namespace ``np``, each following the real-part
-    rule on a complex input under complex step, else ``np``'s own."""
+    rule on a complex input under complex step, else ``np``'s own; ``constant``
+    holds a value constant for the framework's AD (complex step of a gradient)."""
 
     cplx = is_complex
 
     def re(a: Any) -> Any:
         return np.real(a) if cplx(a) else a
+
+    def held(a: Any) -> Any:  # a Python number stays one: TF would make it float32
+        return constant(a) if hasattr(a, "dtype") else a
 
     def rule(name: str, real_part: Callable) -> Callable:
         own = getattr(np, name)
@@ -141,21 +152,55 @@ def real_part_functions(np: Any) -> dict[str, Callable]:
         m = np.maximum(re(a), re(b))
         return m + np.log2(np.exp2(a - m) + np.exp2(b - m))
 
+    def arctan2(y, x):
+        """The angle of the real parts, plus the angle from there: atan2(y, x) =
+        atan2(y0, x0) + atan((y x0 - x y0) / (x x0 + y y0)) for every real (x, y) near
+        (x0, y0), so with (x0, y0) held it is the analytic extension. (JAX's complex
+        atan2 loses an imaginary part of 1e-20; NumPy's and PyTorch's refuse one.)"""
+        y0, x0 = held(re(y)), held(re(x))
+        return np.arctan2(y0, x0) + np.arctan((y * x0 - x * y0) / (x * x0 + y * y0))
+
+    def hypot(a, b):  # analytic away from (0, 0), where hypot has no derivative
+        return np.sqrt(a * a + b * b)
+
+    def bilinear(own: Callable) -> Callable:
+        """``own`` (convolve, correlate) on real and imaginary parts apart: each is
+        real-bilinear, so this is exact, where XLA's complex convolution (three real
+        products) loses an imaginary part of 1e-20; and correlate's conjugate of v,
+        an identity on real v, is not applied (the analytic extension has none)."""
+
+        def bilinear_parts(a, v, mode=None):
+            kw = {} if mode is None else {"mode": mode}
+            (ar, ai), (vr, vi) = ((np.real(z), np.imag(z)) if cplx(z) else (z, None)
+                                  for z in (a, v))  # fmt: skip
+            real = own(ar, vr, **kw)
+            imag = [own(p, q, **kw) for p, q in ((ai, vr), (ar, vi)) if p is not None
+                    and q is not None]  # fmt: skip
+            if ai is not None and vi is not None:
+                real = real - own(ai, vi, **kw)
+            return real + 1j * sum(imag[1:], imag[0])
+
+        return bilinear_parts
+
     # (names also in RULES: complex step's check trusts what these compute)
     table = {
         "abs": absolute, "absolute": absolute, "fabs": absolute, "sign": sign,
         "maximum": maximum, "fmax": maximum, "minimum": minimum, "fmin": minimum,
         "max": amax, "amax": amax, "min": amin, "amin": amin, "argmax": argmax,
         "argmin": argmin, "argsort": argsort, "sort": sort, "clip": clip,
-        "logaddexp": logaddexp, "logaddexp2": logaddexp2,
+        "logaddexp": logaddexp, "logaddexp2": logaddexp2, "arctan2": arctan2,
+        "hypot": hypot,
     }  # fmt: skip
+    table.update({name: bilinear(getattr(np, name)) for name in ("convolve", "correlate")
+                  if hasattr(np, name)})  # fmt: skip
     return {name: rule(name, fn) for name, fn in table.items() if hasattr(np, name)}
 
 
 #: the functions above that compute the real-part rule (not the wrappers choosing it)
 RULES = frozenset({
     "absolute", "sign", "maximum", "minimum", "amax", "amin", "argmax", "argmin", "argsort",
-    "sort", "clip", "logaddexp", "logaddexp2", "logsumexp",
+    "sort", "clip", "logaddexp", "logaddexp2", "logsumexp", "arctan2", "hypot",
+    "bilinear_parts",
 })  # fmt: skip
 
 
@@ -168,8 +213,13 @@ def is_rule(file_name: str, function_name: str) -> bool:
 def with_real_part(np: Any) -> Any:
     """A namespace with ``np``'s names and ``real_part_functions`` in place of its own."""
     from ._namespace import Namespace
+    from ._special import _framework
 
     base = getattr(np, "__adlab_base__", np)
     framework = getattr(np, "__adlab_framework__", None) or np.__name__.split(".")[0]
     names = {k: v for k, v in vars(np).items() if not k.startswith("_")}
-    return Namespace(framework, base, {**names, **real_part_functions(np)})
+    try:
+        constant = _framework(framework)[1]  # what logsumexp's shift is held with
+    except ValueError:  # a framework without AD to hold a value from
+        constant = lambda v: v  # noqa: E731
+    return Namespace(framework, base, {**names, **real_part_functions(np, constant)})

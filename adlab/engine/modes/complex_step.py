@@ -7,10 +7,15 @@ carry the imaginary part along, as Martins, Sturdza and Alonso prescribe: the
 model's ``np`` does so while complex step evaluates f
 (``backends._real_part``). What stays non-analytic is what drops or bends the
 imaginary part on its way to f's value: real, imag, conj, angle, a modulus
-inside a library function (``np.linalg.norm``), floor and round. So before
-building, we trace f with a complex x and refuse if such an operation touches
-a complex value and its result reaches f's value; and, with a real x, if f
-computes with complex numbers of its own (the step would mix into them).
+inside a library function (``np.linalg.norm``), floor and round; and what is
+analytic on paper but whose complex arithmetic loses an imaginary part of 1e-20
+(XLA's atan2 and convolution, which the real-part rules replace), or is not
+analytic at all (singular values, eigh, qr, cholesky). So before building,
+we trace f with a complex x and refuse if an operation not known to carry the
+imaginary part exactly (``CARRIES``) touches a complex value and its result
+reaches f's value; and, with a real x, if f computes with complex numbers of
+its own (the step would mix into them). Where JAX cannot trace the model that another backend runs
+(a list index), the result is flagged as unchecked, not refused in JAX's words.
 
 References:
     Squire & Trapp, "Using complex variables to estimate derivatives of real
@@ -31,7 +36,7 @@ from ..._vocab import ModelError
 from ..backends import _real_part
 from ..backends._real_part import under_complex_step
 from ..index_sets import inexact
-from ..jaxpr import equations_within
+from ..jaxpr import _sub_jaxprs, equations_within
 from ..precision import COMPLEX
 from ..userline import eqn_frames, eqn_line, source_line
 from ._perturb import to_jacobian
@@ -49,6 +54,31 @@ NON_ANALYTIC = frozenset({
 
 
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
+
+# Primitives known to carry a tiny imaginary part exactly (each checked against
+# reverse mode at h = 1e-20 in tests/test_complex_step_rules.py). Any other
+# primitive on a complex value that reaches f's value is refused: analytic on
+# paper is not enough, as XLA's complex atan2 and convolution (three real
+# products, whose difference loses an imaginary part of 1e-20) and the
+# decompositions (svd, eigh, qr, cholesky: moduli and conjugates) show.
+CARRIES = frozenset({
+    # analytic elementwise functions and arithmetic
+    "add", "add_any", "sub", "mul", "div", "neg", "integer_pow", "pow", "square", "sqrt",
+    "rsqrt", "exp", "exp2", "expm1", "log", "log1p", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic",
+    # linear: sums, products, matrix products, solves
+    "reduce_sum", "reduce_prod", "cumsum", "cumprod", "dot_general", "lu",
+    "triangular_solve",
+    # selections: JAX compares complex numbers real part first, and passes the chosen whole
+    "reduce_max", "reduce_min", "max", "min", "argmax", "argmin", "sort", "clamp",
+    "select_n",
+    # moving values about
+    "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose", "slice",
+    "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter-add",
+    "scatter_add", "concatenate", "pad", "rev", "convert_element_type", "copy", "copy_p",
+    "split", "stack", "tile", "stop_gradient", "optimization_barrier", "sharding_constraint",
+    "device_put", "pvary",
+})  # fmt: skip
 # how NumPy spells the primitive itself: np.maximum *is* max, np.logaddexp only uses it
 SPELLINGS = {
     "abs": {"abs", "absolute", "fabs"}, "max": {"maximum", "fmax", "clip"},
@@ -95,9 +125,19 @@ def _users_words(prim: str, eqns, files, line: str | None) -> tuple[str, bool] |
     return (f"`{spelled[0]}`", True) if spelled else None
 
 
-def _refusal(prim: str, i: int, words: tuple[str, bool] | None) -> tuple[str, str]:
+def _advice(backend: str) -> str:
+    """What to use instead of complex step, that runs on ``backend``."""
+    if backend == "numpy":  # no AD on NumPy: its numeric mode, or AD elsewhere
+        return ("use mode='numeric' (finite differences), or the forward or reverse mode "
+                "(exact) on backend='jax'")  # fmt: skip
+    return ("use the forward or reverse mode (exact: mode='reverse'; for a Hessian, "
+            "'forward-over-reverse'), or mode='numeric' (finite differences)")  # fmt: skip
+
+
+def _refusal(prim: str, i: int, words: tuple[str, bool] | None, backend: str = "jax"
+             ) -> tuple[str, str]:  # fmt: skip
     """(message, hint) for complex step's refusal of ``prim`` applied to argument i."""
-    hint = "use the forward or reverse mode (exact), or numeric (finite differences)"
+    hint = _advice(backend)
     if prim == "complex":  # f's own complex numbers, found with a real x
         what = f" ({words[0]} of one)" if words else ""
         return (f"complex step needs f real on real inputs, but f computes with complex "
@@ -107,8 +147,15 @@ def _refusal(prim: str, i: int, words: tuple[str, bool] | None) -> tuple[str, st
         what = f"`{prim}`"
     else:
         what = words[0] if words[1] else f"{words[0]} (it uses `{prim}` inside)"
+    if prim in NON_ANALYTIC:
+        why = "it is not analytic: it drops or bends the imaginary part"
+    else:  # no rule: singular values, decompositions, XLA's complex atan2 and convolution
+        why = ("complex step has no rule that carries the imaginary part through it "
+               "exactly (it is not analytic, or its complex arithmetic loses an imaginary "
+               "part of 1e-20)")  # fmt: skip
     message = (f"complex step needs an analytic f, but {what} is applied to a value that "
-               f"depends on argument {i}: Im f(x + ih)/h would be silently wrong")  # fmt: skip
+               f"depends on argument {i}, and {why}: Im f(x + ih)/h would be silently "
+               f"wrong")  # fmt: skip
     if prim == "abs":  # np.abs itself compares real parts: this one is a library's modulus
         hint += "; or write the modulus with analytic operations (np.sqrt(np.sum(x**2)))"
     return message, hint
@@ -129,12 +176,29 @@ def _complex_in(eqn) -> bool:
                for v in eqn.invars if hasattr(v, "aval"))  # fmt: skip
 
 
+def _drops(eqn) -> bool:
+    """Whether ``eqn`` takes a complex value somewhere it may lose the imaginary part:
+    a primitive not known to carry it, or one with a real inexact result (the
+    modulus, the real part, a cast, singular values)."""
+    if not _complex_in(eqn) or not any(inexact(v.aval) for v in eqn.outvars):
+        return False  # a boolean or integer result (a comparison) carries no derivative
+    name = eqn.primitive.name
+    if name in NON_ANALYTIC:
+        return True
+    if any(True for p in eqn.params.values() for _ in _sub_jaxprs(p)):
+        return False  # a call, loop or branch: its body's equations are checked
+    real_out = any(inexact(v.aval) and not jnp.issubdtype(v.aval.dtype, jnp.complexfloating)
+                   for v in eqn.outvars)  # fmt: skip
+    return real_out or name not in CARRIES
+
+
 def _first_harmful(jaxpr):
-    """(equation, its enclosing equations) of the first non-analytic operation on a
-    complex value whose result reaches the value of the (sub)program it is in."""
+    """(equation, its enclosing equations) of the first operation on a complex value
+    that may lose its imaginary part, and whose result reaches the value of the
+    (sub)program it is in."""
     live: dict[int, set] = {}
     for eqn, outer in equations_within(jaxpr):
-        if eqn.primitive.name not in NON_ANALYTIC or not _complex_in(eqn):
+        if not _drops(eqn):
             continue
         if any(_real_part.is_rule(fr.file_name, fr.function_name)
                for e in (eqn, *outer) for fr in eqn_frames(e)):  # fmt: skip
@@ -151,8 +215,6 @@ def _home(jaxpr, eqn, outer):
     """The (sub)jaxpr whose equations hold ``eqn``."""
     if not outer:
         return jaxpr
-    from ..jaxpr import _sub_jaxprs
-
     for param in outer[-1].params.values():
         for sub in _sub_jaxprs(param):
             if any(e is eqn for e in sub.eqns):
@@ -182,6 +244,20 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
         if where:
             return name, where, eqns
     return name, None, eqns
+
+
+def _unchecked(exc: BaseException, files, backend: str) -> str:
+    """Why f's analyticity was not checked: its JAX twin, which the check traces, failed
+    where the model's own framework runs it (JAX's limits are not the model's)."""
+    tb, where = exc.__traceback__, ""
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in files:
+            where = f" line {tb.tb_lineno} of"
+        tb = tb.tb_next
+    return (f"f's analyticity was not checked: adlab checks it by tracing f with JAX, which "
+            f"cannot run{where} the model as written (a limit of JAX's, not the model's), "
+            f"so complex step ran on {backend} unchecked; forward or reverse mode gives "
+            f"the exact derivative to compare with")  # fmt: skip
 
 
 def _one(spec: Spec, i: int, h: float, args, flat: bool = False):
@@ -215,11 +291,18 @@ def complex_step(spec: Spec) -> Built:
         trusted, note = False, "f has no JAX twin, so its analyticity was not checked"
     else:
         for i in spec.indices:
-            found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files)
+            try:
+                found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files)
+            except Exception as exc:  # noqa: BLE001 - any failure of JAX's, not the model's
+                if spec.backend == "jax":
+                    raise  # the model's own error, named at its line by the caller
+                trusted, note = False, _unchecked(exc, spec.files, spec.backend)
+                break
             if found:
                 prim, where, eqns = found
                 line = source_line(*where) if where else None
-                message, hint = _refusal(prim, i, _users_words(prim, eqns, spec.files, line))
+                words = _users_words(prim, eqns, spec.files, line)
+                message, hint = _refusal(prim, i, words, spec.backend)
                 raise ModelError(message, lineno=where[1] if where else None, line=line,
                                  hint=hint)  # fmt: skip
 
