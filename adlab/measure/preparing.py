@@ -12,6 +12,7 @@ prepared, within the budget, then warmed up (``sweep._Run._size`` orders them).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import time
 import warnings
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._format import seconds
+from ..engine.backends import get_backend
 from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model import Model
 from ..engine.second import prepare_hessian, prepare_hvp
@@ -140,6 +142,10 @@ class Preparing:
     def compile(self, pt: Point, caught: bool = True) -> None:
         """Prepare the point's program and read its cost; ``pt.skipped`` says why not."""
         v = pt.v
+        # the framework's import (once a process, seconds under load) is no part of the
+        # point's prepare, which the budget extrapolates to the next sizes
+        with contextlib.suppress(Exception):  # a missing framework: prepare says so below
+            get_backend(v.backend)
         start = time.perf_counter()
         try:
             p, notes = self.prepare(pt.m, pt.args, v, caught)

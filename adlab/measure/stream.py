@@ -8,9 +8,13 @@ its end and shows its table.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .._vocab import Record
+
+#: records -> the HTML table of them: set by ``adlab.report``, the layer that draws tables
+#: (measure does not import it)
+table_html: Callable[[list[Record]], str] | None = None
 
 
 class Sweep(Iterator[Record]):
@@ -34,17 +38,19 @@ class Sweep(Iterator[Record]):
         self.records.append(rec)
         return rec
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """In a notebook, a sweep shown (``adlab.bench(...)`` last in a cell) runs to its
-        end, as ``list`` would, and shows its table (``adlab.format_table``)."""
-        from ..report import format_table
+        end, as ``list`` would, and shows its table (``adlab.format_table``, which the
+        report layer above this one hands in as ``table_html``)."""
         from .floor import NoisyMachineWarning
 
+        if table_html is None:
+            return None
         with warnings.catch_warnings():  # the table says it under itself, in its words
             warnings.simplefilter("ignore", NoisyMachineWarning)
             for _ in self:
                 pass
-        return format_table(self.records)._repr_html_()
+        return table_html(self.records)
 
     def close(self) -> None:
         """Stop the sweep; records already yielded stay in ``records``."""

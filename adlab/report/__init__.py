@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from .._format import error_text, jsonable, seconds
 from .._vocab import Record
 from ..engine.userline import without_where
+from ..measure import stream as _stream
 from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
 from .table import Table, TableText
 
@@ -352,3 +353,7 @@ def format_records(records: Iterable[Record]) -> str:
     notes += _skip_lines(records)
     text = str(Table.of(rows[0], rows[1:]))
     return text + ("\n" + "\n".join(notes) if notes else "")
+
+
+# a Sweep shown in a notebook shows this table (measure, below, does not import report)
+_stream.table_html = lambda records: format_table(records)._repr_html_()
