@@ -31,7 +31,8 @@ class Prepared:
 
     ``p(x)`` takes the derivative at ``x`` with the other arguments bound at
     prepare time; ``p(x, *args)`` binds new ones and keeps them for later calls.
-    Kept are the arguments themselves, converted (as at prepare time) when a
+    Where the backend takes them as they are (JAX, jitted, of the prepared types)
+    kept are the arguments themselves, converted (as at prepare time) when a
     later ``p(x)`` or ``p.inputs`` first needs them: an array changed in place
     before then is seen changed. ``p(*p.inputs)`` is the call a sweep times.
     Rebinding is not meant to race with calls from another thread.
