@@ -75,15 +75,25 @@ def _framework(name: str) -> tuple[Callable, Callable]:
 
         return (lambda a, axes, keep: tf.reduce_logsumexp(a, axis=axes, keepdims=keep),
                 tf.stop_gradient)  # fmt: skip
+    # SciPy's special functions are imported on the first call, not with the namespace
+    # (seconds under load: a point's prepare would pay it, and its budget predict it)
     if name == "autograd":
-        from autograd.scipy.special import logsumexp as autograd_lse
         from autograd.tracer import getval
 
-        return (lambda a, axes, keep: autograd_lse(a, axis=axes, keepdims=keep), getval)
-    if name == "numpy":
-        from scipy.special import logsumexp as scipy_lse
+        def autograd_own(a, axes, keep):
+            from autograd.scipy.special import logsumexp as autograd_lse
 
-        return (lambda a, axes, keep: scipy_lse(a, axis=axes, keepdims=keep), lambda v: v)
+            return autograd_lse(a, axis=axes, keepdims=keep)
+
+        return autograd_own, getval
+    if name == "numpy":
+
+        def scipy_own(a, axes, keep):
+            from scipy.special import logsumexp as scipy_lse
+
+            return scipy_lse(a, axis=axes, keepdims=keep)
+
+        return scipy_own, lambda v: v
     raise ValueError(f"no logsumexp for framework {name!r}")
 
 
