@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -80,6 +81,30 @@ def with_arg(f: Callable, args: Sequence[Any], i: int, shape: tuple[int, ...]) -
         return f(*new)
 
     return at
+
+
+#: the functions whose batches of points could not be vectorized (``batch_or_loop``)
+_LOOPED: weakref.WeakSet = weakref.WeakSet()
+
+
+def batch_or_loop(f: Callable, vectorized: Callable[[Any], Any], loop: Callable[[Any], Any],
+                  X: Any) -> Any:  # fmt: skip
+    """``vectorized(X)``; where f cannot be vectorized, ``loop(X)``: f at one point (row
+    of X) at a time, eagerly, as NumPy's backend evaluates it (learned once per f).
+
+    ``torch.func.vmap`` and ``tf.vectorized_map`` refuse what eager code runs:
+    Python ``if``/``max`` on values, ``len(x)`` or ``float(v)`` of a traced tensor.
+    Finite differences need only f's values, so they are taken one point at a time
+    there; an error of the loop is f's own, raised eagerly on the model's line."""
+    if f not in _LOOPED:
+        try:
+            return vectorized(X)
+        except Exception:
+            try:
+                _LOOPED.add(f)
+            except TypeError:  # pragma: no cover - f is not weakly referable: retried later
+                pass
+    return loop(X)
 
 
 @functools.lru_cache(maxsize=32)
@@ -237,7 +262,8 @@ class Backend:
             from ..args import _cast_leaf
             from ..precision import dtype_of
 
-            return call(self.convert((_cast_leaf(np.asarray(x), dtype_of(precision)),),
+            x = np.asarray(self.to_numpy(x))  # a framework's array (np.asarray fails on some)
+            return call(self.convert((_cast_leaf(x, dtype_of(precision)),),
                                      precision)[0])  # fmt: skip
 
         return run

@@ -20,11 +20,15 @@ import numpy as np
 from autograd.differential_operators import make_jvp
 
 from ..args import wrt_indices
-from . import _namespace
+from . import _namespace, _numpy_meaning
 from ._base import Backend
 from ._loops import python_loops
 from ._special import special_functions
 from .numpy import numpy_batch
+
+
+def _svdvals(a: Any) -> Any:
+    return anp.linalg.svd(a, compute_uv=False)
 
 
 def _map(fn: Callable, xs: Any) -> Any:
@@ -50,6 +54,10 @@ class AutogradBackend(Backend):
     def namespace(self, precision: str) -> dict[str, Any]:
         ns = _namespace.build("autograd", anp, creators=_namespace.CREATORS,
                               creator_defaults=_namespace.float32_defaults(precision))  # fmt: skip
+        # NumPy's functions where autograd has no rule (median, most norms) or one that
+        # divides by zero where NumPy's function is smooth (prod, sinc, std, norm inf)
+        _numpy_meaning.install(ns, ("median", "norm", "prod", "sinc", "std", "take"),
+                               svdvals=_svdvals, sort_rows=True)  # fmt: skip
         return {"np": ns, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
                 **special_functions("autograd", ns)}  # fmt: skip
 

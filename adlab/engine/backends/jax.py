@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..precision import precision_scope
-from . import _jax_batch, _jax_call, _jax_forward, _loops, _special
+from . import _jax_batch, _jax_call, _jax_forward, _loops, _namespace, _numpy_meaning, _special
 from ._base import Backend, NotAnArray, Program
 
 
@@ -48,6 +48,14 @@ def _eval_shape(f: Callable, args: tuple) -> Any:
     return bad[0] if bad else out
 
 
+@functools.cache
+def _np() -> Any:
+    """``jax.numpy``, but ``std`` (jnp's forward mode pushes 0 * (1 / 0) = NaN through
+    its square root where the values are all equal) and ``take`` (jnp's refuses a list
+    of indices): ``_numpy_meaning``."""
+    return _numpy_meaning.install(_namespace.build("jax", jnp), ("std", "take"))
+
+
 class JaxBackend(Backend):
     name = "jax"
     xla_costs = True
@@ -61,8 +69,9 @@ class JaxBackend(Backend):
     # map_samples: one sample at a time (a compiled loop); vmap_samples: jax.vmap;
     # fori_loop and scan: lax's
     def namespace(self, precision: str) -> dict[str, Any]:
-        return {"np": jnp, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS,
-                **_special.special_functions("jax", jnp)}  # fmt: skip
+        np = _np()
+        return {"np": np, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS,
+                **_special.special_functions("jax", np)}  # fmt: skip
 
     def convert(self, args: tuple, precision: str) -> tuple:
         """On the device, as a training loop holds them: calls copy nothing from the host."""

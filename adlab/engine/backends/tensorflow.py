@@ -45,11 +45,12 @@ from . import _startup
 _startup.before_tensorflow()  # Triton first (a crash otherwise), C++ log level: see there
 import tensorflow as tf  # noqa: E402
 import tensorflow.experimental.numpy as tnp  # noqa: E402
+from tensorflow.python import pywrap_tfe  # noqa: E402 - _carries
 from tensorflow.python.framework import ops as _ops  # noqa: E402 - numpy_behaviour's globals
 
 from ..args import wrt_indices  # noqa: E402
-from . import _namespace  # noqa: E402
-from ._base import Backend, hit_mask, tree_map, with_arg  # noqa: E402
+from . import _detach, _namespace, _numpy_meaning  # noqa: E402
+from ._base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
 from ._loops import python_loops  # noqa: E402
 from ._special import special_functions  # noqa: E402
 
@@ -99,6 +100,15 @@ def numpy_behaviour() -> Iterator[None]:
         _restore(saved)
 
 
+def _carries(t: Any) -> bool:
+    """Whether a tape records ``t`` or a forward accumulator holds a tangent for it."""
+    return bool(pywrap_tfe.TFE_Py_TapeSetPossibleGradientTypes([t]))
+
+
+#: float(v) of a value that carries a derivative: refused while adlab runs f (_detach)
+_GUARD = _detach.Guard(_ops._EagerTensorBase, "TensorFlow", _carries,
+                       ("__float__", "__int__", "__index__", "numpy", "item",
+                        "tolist"))  # fmt: skip
 _ZERO = tf.UnconnectedGradients.ZERO  # an input f does not use has a zero derivative
 _LINALG = types.SimpleNamespace(norm=tf.norm, inv=tf.linalg.inv, det=tf.linalg.det)
 #: evaluate a batch of perturbed points in chunks of about this many elements
@@ -116,6 +126,10 @@ def _linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     if retstep:
         return tf.cast(out[0], dtype), tf.cast(out[1], dtype)
     return tf.cast(out, dtype)
+
+
+def _svdvals(a: Any) -> Any:
+    return tf.linalg.svd(a, compute_uv=False)
 
 
 def _map(fn: Callable, xs: Any) -> Any:
@@ -145,6 +159,10 @@ class TensorflowBackend(Backend):
         ns = _namespace.build("tensorflow", tnp, aliases={"linalg": _LINALG, "linspace": _linspace},
                               creators=_namespace.CREATORS,
                               creator_defaults=_namespace.float32_defaults(precision))  # fmt: skip
+        # NumPy's meaning where TensorFlow's differs (norm), lacks it (median), or its
+        # derivative is NaN where NumPy's function is smooth (sinc, std), or its second
+        # derivative wrong where a factor is 0 (prod): _numpy_meaning
+        _numpy_meaning.install(ns, ("median", "norm", "prod", "sinc", "std"), svdvals=_svdvals)
         return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(tnp.stack),
                 **special_functions("tensorflow", ns)}  # fmt: skip
 
@@ -198,17 +216,23 @@ class TensorflowBackend(Backend):
         xf = tf.cast(tf.reshape(x, [-1]), coords.dtype)
         k, n = int(coords.shape[0]), int(xf.shape[0])
         rows = k if flat else max(1, CHUNK // max(n, 1))
+        one = with_arg(f, args, i, tuple(x.shape))
+
+        def looped(X: Any) -> Any:
+            return _stack_values([one(X[r]) for r in range(int(X.shape[0]))], X.dtype)
+
         out = []
         for start in range(0, k, rows):
             stop = min(k, start + rows)
             mask = tf.constant(hit_mask(k, n)[start:stop])
             batched = _batched(f, i, tuple(x.shape), stop - start, coords.dtype)
-            out.append(batched(tf.where(mask, coords[start:stop, None], xf[None, :]), args))
+            X = tf.where(mask, coords[start:stop, None], xf[None, :])
+            out.append(batch_or_loop(f, functools.partial(batched, args=args), looped, X))
         return (out[0] if len(out) == 1 else tf.concat(out, axis=0)), coords
 
     # --------------------------------------------------------- the call
     def probe(self, f: Callable, args: tuple, inputs: tuple, jit: bool, guard: Callable) -> Any:
-        with numpy_behaviour():
+        with numpy_behaviour(), _GUARD:
             return super().probe(f, args, inputs, jit, guard)
 
     def _bind(self, fn: Callable, rest: tuple) -> Callable:
@@ -222,7 +246,7 @@ class TensorflowBackend(Backend):
         data) rather than promote; a NumPy scalar meeting a tensor takes the tensor's
         dtype. The one failed try falls in the first call (the compile's, under jit).
         """
-        call = super()._bind(fn, rest)
+        call = _GUARD.around(super()._bind(fn, rest))  # no silent constant from float(v)
         numpy = [False]  # this program needs NumPy's behaviour: learned once, kept
 
         def run(x: Any) -> Any:
@@ -283,6 +307,13 @@ def _forward_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any
         [column(basis[j]) for j in range(n)])  # fmt: skip
     out = tnp.moveaxis(cols, 0, -1)  # (*out, n)
     return tf.reshape(out, (*out.shape[:-1], *x.shape))
+
+
+def _stack_values(values: list, dtype: Any) -> Any:
+    """f's values at the points, stacked; a Python number (``return float(...)``) in the
+    points' dtype (``tf.stack`` would make it float32)."""
+    return tf.stack([v if isinstance(v, tf.Tensor) else tf.constant(v, dtype=dtype)
+                     for v in values])  # fmt: skip
 
 
 @functools.lru_cache(maxsize=64)

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from ..args import wrt_indices
-from . import _namespace, _startup
-from ._base import Backend, tree_map, with_arg
+from . import _namespace, _numpy_meaning, _startup, _torch_numpy
+from ._base import Backend, batch_or_loop, tree_map, with_arg
 from ._loops import python_loops
 from ._special import special_functions
 from ._torch_flops import count_flops
@@ -70,7 +70,7 @@ _ALIASES: dict[str, Any] = {
     "conjugate": torch.conj, "degrees": torch.rad2deg, "radians": torch.deg2rad,
     "copy": torch.clone, "expand_dims": torch.unsqueeze, "dot": torch.matmul,
     "split": torch.tensor_split, "array_split": torch.tensor_split,
-    "repeat": torch.repeat_interleave, "identity": torch.eye, "array": torch.asarray,
+    "repeat": torch.repeat_interleave, "identity": torch.eye,
     "full": xt.full, "eye": lambda n, m=None, k=0, **kw: xt.eye(n, m, k=k, **kw),
     # NumPy's meaning, which PyTorch's function of that name does not have
     "maximum": xt.maximum, "minimum": xt.minimum, "std": xt.std, "var": xt.var,
@@ -79,6 +79,15 @@ _ALIASES: dict[str, Any] = {
 }  # fmt: skip
 #: PyTorch's functions whose NumPy namesake means something else, and none is at hand
 _DROP = ("transpose",)
+
+
+def _numpy_like(dtype: torch.dtype, device: torch.device) -> dict[str, Any]:
+    """NumPy's functions that take numbers and lists beside tensors (``_torch_numpy``)."""
+    beside = {name: getattr(torch, name) for name in _torch_numpy.BINARY}
+    beside["equal"] = torch.eq  # torch.equal: whether two tensors are equal, one bool
+    array = _torch_numpy.array_maker(_dtype, dtype, device)
+    return {**{k: _torch_numpy.numbers_beside(fn, dtype, device) for k, fn in beside.items()},
+            "array": array, "asarray": array}  # fmt: skip
 
 
 def _map(fn: Callable, xs: Any) -> Any:
@@ -126,9 +135,13 @@ class TorchBackend(Backend):
     def namespace(self, precision: str) -> dict[str, Any]:
         dtype = _DTYPES[np.dtype(precision)]
         defaults = {"dtype": dtype, "device": self.device}
-        ns = _namespace.build("torch", torch, aliases=_ALIASES,
+        aliases = {**_ALIASES, **_numpy_like(dtype, self.device)}
+        ns = _namespace.build("torch", torch, aliases=aliases,
                               creators=_namespace.CREATORS, creator_defaults=defaults,
                               drop=_DROP, dtype_of=_dtype)  # fmt: skip
+        # PyTorch's median takes the lower middle value; its take has no axis and no list;
+        # its sinc's second derivative at 0 is 0 or NaN (-pi**2 / 3)
+        _numpy_meaning.install(ns, ("median", "sinc", "take"))
         return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(torch.stack),
                 **special_functions("torch", ns)}  # fmt: skip
 
@@ -140,7 +153,8 @@ class TorchBackend(Backend):
         if isinstance(tree, (tuple, list)):
             return tuple(self.to_numpy(t) for t in tree)
         if isinstance(tree, torch.Tensor):
-            return tree.detach().cpu().resolve_conj().numpy()
+            # force: also a ZeroTensor (a linear f's second derivative) and a negated view
+            return tree.numpy(force=True)
         return None if tree is None else np.asarray(tree)
 
     def constant(self, array: np.ndarray) -> Any:
@@ -160,7 +174,11 @@ class TorchBackend(Backend):
             for i in idx:
                 if not args[i].requires_grad:
                     args[i] = args[i].detach().requires_grad_()
-            out = torch.autograd.grad(f(*args), [args[i] for i in idx])
+            y = f(*args)
+            if not getattr(y, "requires_grad", False):  # f does not depend on x: 0
+                out = tuple(torch.zeros_like(args[i]) for i in idx)
+            else:
+                out = torch.autograd.grad(y, [args[i] for i in idx], materialize_grads=True)
             return out if isinstance(wrt, tuple) else out[0]
 
         if idx == (0,) and not isinstance(wrt, tuple):
@@ -168,7 +186,11 @@ class TorchBackend(Backend):
             def grad(x: Any, *rest: Any) -> Any:  # noqa: F811 - the common case, written out
                 if not x.requires_grad:
                     x = x.detach().requires_grad_()
-                return torch.autograd.grad(f(x, *rest), x)[0]
+                y = f(x, *rest)
+                if not getattr(y, "requires_grad", False):  # f does not depend on x: 0
+                    return torch.zeros_like(x)
+                # an x that y does not use has a zero derivative (TensorFlow's ZERO)
+                return torch.autograd.grad(y, x, materialize_grads=True)[0]
 
         grad.grad_args = idx  # type: ignore[attr-defined]
         return grad
@@ -189,14 +211,20 @@ class TorchBackend(Backend):
             args = _complex_args(args, coords.dtype)
         xf = x.reshape(-1).to(coords.dtype)
         k, n = coords.shape[0], xf.shape[0]
-        at = torch.func.vmap(with_arg(f, args, i, tuple(x.shape)))
+        one = with_arg(f, args, i, tuple(x.shape))
+        at = torch.func.vmap(one)
+
+        def looped(X: Any) -> Any:
+            return _stack_values([one(row) for row in X], X.dtype)
+
         rows = k if flat else max(1, CHUNK // max(n, 1))
         out = []
         for start in range(0, k, rows):
             stop = min(k, start + rows)
             rows_moved = torch.arange(start, stop, device=self.device) % n  # see hit_mask
             mask = rows_moved[:, None] == torch.arange(n, device=self.device)[None, :]
-            out.append(at(torch.where(mask, coords[start:stop, None], xf[None, :])))
+            X = torch.where(mask, coords[start:stop, None], xf[None, :])
+            out.append(batch_or_loop(f, at, looped, X))
         return (out[0] if len(out) == 1 else torch.cat(out)), coords
 
     # --------------------------------------------------------- the call
@@ -218,12 +246,32 @@ class TorchBackend(Backend):
         prog.cost = functools.cache(lambda: count_flops(eager, inputs[0]))
         return prog
 
+    def probe(self, f: Callable, args: tuple, inputs: tuple, jit: bool, guard: Callable) -> Any:
+        with _torch_numpy.GUARD:
+            return super().probe(f, args, inputs, jit, guard)
+
+    def _bind(self, fn: Callable, rest: tuple) -> Callable:
+        """The call with NumPy's slicing and ``x.size`` on tensors, and no silent constant
+        from ``float(v)`` (``_torch_numpy.GUARD``), while it runs eagerly. Not around
+        ``torch.compile``'s function: its tracer fails on a swapped ``Tensor`` method."""
+        call = super()._bind(fn, rest)
+        if getattr(fn, "_torchdynamo_orig_callable", None) is not None:
+            return call
+        return _torch_numpy.GUARD.around(call)
+
     def needs_wait(self) -> bool:
         return self.device.type == "cuda"
 
     def wait(self, out: Any) -> Any:
         torch.cuda.synchronize(self.device)
         return out
+
+
+def _stack_values(values: list, dtype: torch.dtype) -> Any:
+    """f's values at the points, stacked; a Python number (``return float(...)``) as a
+    tensor of the points' dtype (``torch.stack`` takes only tensors)."""
+    return torch.stack([v if isinstance(v, torch.Tensor) else torch.as_tensor(v, dtype=dtype)
+                        for v in values])  # fmt: skip
 
 
 def _complex_args(args: Sequence[Any], dtype: torch.dtype) -> list:
