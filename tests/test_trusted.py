@@ -95,3 +95,20 @@ def test_derivative_flags_a_first_derivative_off_the_reference():
     assert info.trusted is False and "reference gives" in info.note
     g, info = adlab.derivative(m, x, mode="numeric", backend="torch", full_output=True)
     assert info.trusted and info.note is None
+
+
+def test_torchs_wrong_hvp_through_slogdet_is_flagged():
+    m = adlab.Model.from_source(SLOGDET)
+    (x,) = m.setup(3, 0)
+    try:
+        with pytest.warns(adlab.UntrustedWarning, match="hvp reverse-over-forward on torch"):
+            hv, info = adlab.hvp(m, x, np.ones(3), mode="reverse-over-forward", backend="torch",
+                                 full_output=True)  # fmt: skip
+    except adlab.ModelError as exc:
+        assert "line 4" in str(exc)
+        return
+    assert info.trusted is False and "entry 0 is 1 where the reference gives" in info.note
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adlab.UntrustedWarning)
+        right = adlab.hvp(adlab.Model.from_source(SMOOTH), x, np.ones(3), backend="torch")
+    np.testing.assert_allclose(right, -np.sin(x) * x + 2 * np.cos(x), rtol=1e-12)

@@ -133,15 +133,21 @@ def verdict(value: Any, ref: Any, tol: tuple[float, float] | None) -> str | None
 
 
 def crosscheck(model: Any, args: tuple, value: Any, *, wrt: Any, mode: str, scheme: str | None,
-               precision: str, backend: str, order: int = 1) -> str | None:  # fmt: skip
+               precision: str, backend: str, order: int = 1,
+               direction: Any = None) -> str | None:  # fmt: skip
     """Why ``value`` (``model``'s derivative at ``args``) cannot be trusted, or None: it
     agrees with JAX's checked float64 reference, or no check was made (too large, no
-    JAX twin, a reference that failed or could not itself be checked)."""
+    JAX twin, a reference that failed or could not itself be checked). ``direction``:
+    ``value`` is a Hessian-vector product along it (held to the Hessian times it)."""
     tol = tolerance(mode, scheme, precision)
     size = np.size(value) if not isinstance(value, tuple) else sum(map(np.size, value))
+    if direction is not None:
+        size = np.size(direction) ** 2  # the reference is the whole Hessian
     if tol is None or size > CHECK_MAX or model.source is None and backend != "jax":
         return None
     ref = _reference(model, args, wrt, order)
+    if ref is not None and direction is not None:
+        ref = ref @ np.ravel(direction)
     if ref is None or _flat(ref).shape != _flat(value).shape:  # not the same derivative
         return None
     return verdict(value, ref, tol)

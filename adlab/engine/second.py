@@ -165,7 +165,8 @@ def prepare_hvp(
 
 
 def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
-    """``p``'s value (and info); ``check``: (model, args) to cross-check a Hessian with."""
+    """``p``'s value (and info); ``check``: (model, args, v or None) to cross-check a Hessian
+    (or its product with v) with."""
     value = p(*p.inputs)
     if hasattr(p, "info"):  # sparse: a csr_array and its own info
         return (value, p.info()) if full_output else value
@@ -173,12 +174,14 @@ def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
     trusted, note = p.trusted, p.note
     if check is not None and not (p.backend == "jax" and p.precision == "float64"
                                   and p.scheme in ROUTES):  # fmt: skip
-        model, args = check
-        wrong = crosscheck(model, args, value, wrt=p.wrt, mode="hessian", scheme=p.scheme,
-                           precision=p.precision, backend=p.backend, order=2)  # fmt: skip
+        model, args, v = check
+        kind = "hessian" if v is None else "hvp"
+        wrong = crosscheck(model, args, value, wrt=p.wrt, mode=kind, scheme=p.scheme,
+                           precision=p.precision, backend=p.backend, order=2,
+                           direction=v)  # fmt: skip
         if wrong:
             trusted, note = False, wrong
-            warnings.warn(f"hessian {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,
+            warnings.warn(f"{kind} {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,
                           stacklevel=3)  # fmt: skip
     if not full_output:
         return value
@@ -222,7 +225,7 @@ def hessian(
     """
     p = prepare_hessian(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
                         backend=backend, sparse=sparse)  # fmt: skip
-    return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args)))
+    return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args), None))
 
 
 def hvp(
@@ -256,4 +259,4 @@ def hvp(
     """
     p = prepare_hvp(f_or_model, x, v, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
                     backend=backend, with_gradient=with_gradient)  # fmt: skip
-    return _value(p, full_output)
+    return _value(p, full_output, None if with_gradient else (_model(f_or_model), (x, *args), v))
