@@ -12,9 +12,10 @@ from typing import Literal
 Mode = Literal["forward", "reverse", "numeric", "complex-step"]
 MODES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
 
-#: Finite-difference schemes for ``mode="numeric"``.
-Scheme = Literal["forward", "central", "richardson"]
-SCHEMES: tuple[str, ...] = ("forward", "central", "richardson")
+#: Finite-difference schemes for ``mode="numeric"``. ``g9`` is G9.js's own gradient
+#: (central differences with a step shrunk until its slopes agree), on js and numpy.
+Scheme = Literal["forward", "central", "richardson", "g9"]
+SCHEMES: tuple[str, ...] = ("forward", "central", "richardson", "g9")
 
 #: Floating-point precision of one call. Set per call, never globally.
 Precision = Literal["float32", "float64"]
@@ -22,9 +23,10 @@ PRECISIONS: tuple[str, ...] = ("float32", "float64")
 
 #: Where the arithmetic runs: the framework whose NumPy-like namespace the model's
 #: ``np`` is, and whose AD and compiler take the derivative. ``numpy`` is the
-#: framework-free baseline (no AD: finite differences and complex step only).
-Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd"]
-BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd")
+#: framework-free baseline (no AD: finite differences and complex step only). ``js`` is
+#: plain JavaScript emitted from f's JAX programs, run in Node.
+Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd", "js"]
+BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd", "js")
 
 #: One frame of an interactive 60 Hz page: the budget of question 1.
 FRAME_S = 0.016

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,8 @@ class Known:
         label: how people name it.
         compiler: what ``jit=True`` runs, in words; None: the framework has none.
         default_jit: how its users run it when they say nothing (``jit=None``).
+        executable: a program it runs outside Python (``node``), found on PATH, or None.
+        install: how to install that program, for messages.
     """
 
     package: str
@@ -37,6 +40,8 @@ class Known:
     label: str
     compiler: str | None
     default_jit: bool = False
+    executable: str | None = None
+    install: str | None = None
 
 
 KNOWN: dict[str, Known] = {
@@ -47,6 +52,9 @@ KNOWN: dict[str, Known] = {
         "tensorflow", "tensorflow", "TensorFlow", "tf.function(jit_compile=True)"
     ),  # fmt: skip
     "autograd": Known("autograd", "autograd", "autograd", None),
+    # the model traced with JAX, its programs emitted as JavaScript and run in Node
+    "js": Known("jax", None, "JavaScript", None, executable="node",
+                install="apt-get install -y nodejs"),
 }
 assert tuple(KNOWN) == BACKENDS, "adlab._vocab.BACKENDS and KNOWN list the same frameworks"
 
@@ -73,14 +81,20 @@ def has_compiler(name: str) -> bool:
 
 
 def installed(name: str) -> bool:
-    """Whether backend ``name``'s framework can be imported (without importing it)."""
-    return importlib.util.find_spec(_known(name).package) is not None
+    """Whether backend ``name``'s framework can be imported (without importing it), and
+    the program it runs in (Node) is on PATH."""
+    known = _known(name)
+    if known.executable is not None and shutil.which(known.executable) is None:
+        return False
+    return importlib.util.find_spec(known.package) is not None
 
 
 def pip_command(name: str) -> str | None:
     """The command that installs backend ``name``'s framework, or None (always installed)."""
-    extra = _known(name).extra
-    return None if extra is None else f"pip install 'adlab[{extra}]'"
+    known = _known(name)
+    if known.install is not None:
+        return known.install
+    return None if known.extra is None else f"pip install 'adlab[{known.extra}]'"
 
 
 _LOADED: dict[str, Backend] = {}
@@ -97,6 +111,9 @@ def get_backend(name: str) -> Backend:
     if backend is not None:
         return backend
     known = _known(name)
+    if not installed(name) and known.executable is not None:
+        raise MissingFramework(f"backend={name!r} needs {known.executable}, which is not "
+                               f"installed here: {pip_command(name)}")  # fmt: skip
     if not installed(name):
         raise MissingFramework(
             f"backend={name!r} needs {known.label}, which is not installed here: "

@@ -110,6 +110,13 @@ def _user_step(spec: Spec, i: int):
     stepping=Stepping(STEP_POWER, _at_step),
 )
 def numeric(spec: Spec) -> Built:
+    own = getattr(spec.impl, "finite_differences", None)
+    if own is not None:  # a backend that runs outside Python takes them in its own runtime
+        return own(spec)
+    if spec.scheme == "g9":  # G9.js's gradient: its step shrinks by decisions on f's values
+        from . import g9
+
+        return g9.build(spec)
     _check_scheme(spec.scheme)
     richardson = spec.scheme == "richardson"
     per = EVALS[spec.scheme]

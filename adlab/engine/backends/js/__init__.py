@@ -1,0 +1,144 @@
+"""Plain JavaScript on Float64Array, emitted from the model's jaxprs and run in Node.
+
+A backend that runs outside Python: the model's f is traced with JAX (its ``np``
+is ``jax.numpy``) at the prepared shapes, and the program each mode needs is
+emitted as JavaScript (``emit``, ``rules``) and run in one long-lived Node
+process (``node``):
+
+- ``primal``: f itself;
+- ``reverse``: the program of ``jax.grad(f)`` (a VJP per row for a vector f):
+  reverse mode by source transformation, no tape;
+- ``forward``: the JVP program, one pass per column;
+- ``numeric``: finite differences on the emitted f, taken in JavaScript
+  (forward, central, Richardson, and G9.js's own ``gradient``: ``scheme="g9"``).
+
+Complex step is refused: JavaScript's Float64Array holds real numbers only.
+Values are float64 only (a JavaScript number is a double).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._base import Backend, Program
+from .node import node, node_path
+from .program import JsFunction
+
+#: why complex step cannot run here, in words
+NO_COMPLEX = ("complex step needs complex arithmetic, and plain JavaScript has none: a "
+              "Float64Array holds real numbers only, so the emitted programs are real")  # fmt: skip
+
+
+def _one_argument(wrt: Any) -> int:
+    if isinstance(wrt, tuple):
+        if len(wrt) != 1:
+            raise ValueError("backend='js' differentiates one argument at a time yet; "
+                             f"got wrt={wrt!r}: take each argument's derivative apart")  # fmt: skip
+        return wrt[0]
+    return wrt
+
+
+def _tupled(fn: JsFunction, wrt: Any) -> Callable:
+    """``fn`` answering a one-element tuple where ``wrt`` is one (JAX's argnums)."""
+    if not isinstance(wrt, tuple):
+        return fn
+    return _in_node(lambda *args: (fn(*args),))
+
+
+def _in_node(fn: Callable) -> Callable:
+    fn.in_node = True  # type: ignore[attr-defined]
+    return fn
+
+
+class JsBackend(Backend):
+    name = "js"
+    ad = ("reverse", "forward")
+
+    def environment(self) -> dict[str, Any]:
+        n = node()
+        n.ensure()
+        return {"version": n.version, "device": "cpu", "runtime": "node", "node": node_path()}
+
+    def namespace(self, precision: str) -> dict[str, Any]:
+        """JAX's: the model is traced with ``jax.numpy``, and its program emitted."""
+        from .._registry import get_backend
+
+        return get_backend("jax").namespace(precision)
+
+    def convert(self, args: tuple, precision: str) -> tuple:
+        if precision != "float64":
+            raise ValueError(f"backend='js' computes in float64 only (a JavaScript number is "
+                             f"a double), so precision={precision!r} cannot be honoured; use "
+                             "precision='float64'")  # fmt: skip
+        return args
+
+    def complex(self, x: Any, dtype: Any) -> Any:
+        raise ValueError(f"{NO_COMPLEX}; mode 'forward' or 'reverse' gives the exact "
+                         "derivative on backend='js'")  # fmt: skip
+
+    def probe(self, f: Callable, args: tuple, inputs: tuple, jit: bool, guard: Callable) -> Any:
+        """f's abstract output, traced by JAX (nothing runs): js runs what JAX traces."""
+        from .._registry import get_backend
+
+        return get_backend("jax").probe(f, args, inputs, True, guard)
+
+    def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
+        return _tupled(JsFunction(f, _one_argument(wrt), "grad"), wrt)
+
+    def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
+        driver = "columns" if forward else "rows"
+        return _tupled(JsFunction(f, _one_argument(wrt), driver), wrt)
+
+    def finite_differences(self, spec: Any) -> Any:
+        """The numeric mode's ``Built``: the differences taken in JavaScript, on the emitted f."""
+        from ...modes import Built
+        from ...modes.numeric import EVALS, STEP_POWER
+
+        wrt = _one_argument(spec.wrt)
+        n = spec.size(wrt)
+        if spec.scheme == "g9":
+            from ...modes.g9 import check
+
+            check(spec)
+            fn = JsFunction(spec.f, wrt, "g9", spec.files)
+            return Built(_tupled(fn, spec.wrt), f_evals=2 * n + 1, note=None)
+        if spec.scheme not in STEP_POWER:
+            raise ValueError(f"scheme must be one of {sorted(STEP_POWER)} or 'g9', got "
+                             f"{spec.scheme!r}")  # fmt: skip
+        scale = float(np.finfo(spec.dtype).eps) ** STEP_POWER[spec.scheme]
+        options: dict[str, Any] = {"scheme": spec.scheme, "scale": scale}
+        if spec.step is not None:
+            options["step"] = np.broadcast_to(np.asarray(spec.step, np.float64), (n,)).copy()
+        richardson = spec.scheme == "richardson"
+        fn = JsFunction(spec.f, wrt, "numeric", spec.files, options, with_error=richardson)
+        if isinstance(spec.wrt, tuple):
+            inner = fn
+            fn = _in_node((lambda *a: tuple((v,) for v in inner(*a))) if richardson else (
+                lambda *a: (inner(*a),)))  # type: ignore[assignment]
+        evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
+        return Built(fn, f_evals=evals, with_error=richardson, step=spec.step)
+
+    def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
+                guard: Callable) -> Program:  # fmt: skip
+        """The first call translates, loads and runs the program: timed as its compile."""
+        import time
+
+        fn = built.fn if getattr(built.fn, "in_node", False) else JsFunction(built.fn, 0, "once")
+        rest = inputs[1:]
+
+        def call(x: Any) -> Any:
+            return fn(x, *rest)
+
+        start = time.perf_counter()
+        first = guard(lambda: call(inputs[0]), False)
+        return Program(call=call, fallback=call, compile_s=time.perf_counter() - start,
+                       first=first)  # fmt: skip
+
+    def general(self, fn: Callable, jit: bool) -> Callable:
+        return fn if getattr(fn, "in_node", False) else JsFunction(fn, 0, "once")
+
+
+BACKEND = JsBackend()

@@ -1,0 +1,179 @@
+"""A closed jaxpr, at fixed shapes, as a JavaScript function over Float64Arrays.
+
+Every value is a ``Float64Array`` (integers and booleans too: float64 holds every
+integer below 2**53 exactly; the rules keep integer semantics where they differ,
+as in division). Buffers are allocated once, when the program is loaded, so a call
+allocates nothing: ``(C) => { const b1 = new Float64Array(5); ...; return
+function(a0, a1) { ...; return [b7]; }; }``, C being the constants. Reshapes and
+other moves that keep row-major order reuse their operand's buffer.
+
+Calls (``jit``, ``custom_jvp_call``) are inlined. A primitive with no rule
+(``rules.RULES``) is a ``ModelError`` naming the model's line that made it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...._vocab import ModelError
+from ...jaxpr import call_body
+from ...userline import eqn_line, source_line
+
+#: call-like primitives whose body is inlined (``jaxpr.call_body`` finds it)
+CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
+                   "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint",
+                   "custom_lin"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Val:
+    """One value: its JS name (or a literal's text), shape and dtype."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    literal: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def is_int(self) -> bool:
+        return np.issubdtype(self.dtype, np.integer) or self.dtype == np.bool_
+
+    def at(self, i: str, size: int | None = None) -> str:
+        """The element read at flat index ``i`` (a scalar read at 0 wherever it is used)."""
+        if self.literal:
+            return self.name
+        if self.shape == () or (size is not None and self.size == 1 and size != 1):
+            return f"{self.name}[0]"
+        return f"{self.name}[{i}]"
+
+
+def number(v: Any) -> str:
+    """A JS literal of one float or integer (parenthesised when negative)."""
+    v = float(v)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "(-Infinity)"
+    text = repr(v)  # Python's shortest round-trip form is valid JS: 1.0, 1e-05, -0.0
+    return f"({text})" if text.startswith("-") else text
+
+
+class Program:
+    """The JS text of one jaxpr being built: allocations, body, constants."""
+
+    def __init__(self, files: frozenset[str]) -> None:
+        self.files = files
+        self.allocs: list[str] = []
+        self.body: list[str] = []
+        self.consts: list[np.ndarray] = []
+        self._count = 0
+        self._where: list[Any] = []  # the enclosing call equations (outermost first)
+
+    def fresh(self, shape: tuple[int, ...], dtype: Any) -> Val:
+        """A new preallocated buffer."""
+        self._count += 1
+        name = f"B{self._count}"  # loop counters are lower case
+        self.allocs.append(f"const {name} = new Float64Array({max(math.prod(shape), 1)});")
+        return Val(name, tuple(shape), np.dtype(dtype))
+
+    def const(self, value: Any) -> Val:
+        """A constant array, shipped beside the source (scalars inline)."""
+        a = np.asarray(value)
+        if a.ndim == 0:
+            return Val(number(a.item()), (), a.dtype, literal=True)
+        self.consts.append(np.ascontiguousarray(a, dtype=np.float64).ravel())
+        return Val(f"C[{len(self.consts) - 1}]", a.shape, a.dtype)
+
+    def emit(self, *lines: str) -> None:
+        self.body.extend(lines)
+
+    # --------------------------------------------------------------- jaxprs
+    def run(self, jaxpr: Any, consts: list, inputs: list[Val]) -> list[Val]:
+        """Emit ``jaxpr``'s equations with its inputs bound to ``inputs``; its outputs."""
+        env: dict[Any, Val] = {}
+        for v, c in zip(jaxpr.constvars, consts, strict=True):
+            env[v] = self.const(c)
+        for v, val in zip(jaxpr.invars, inputs, strict=True):
+            env[v] = val
+        for eqn in jaxpr.eqns:
+            ins = [self.read(env, v) for v in eqn.invars]
+            outs = self.equation(eqn, ins)
+            for v, val in zip(eqn.outvars, outs, strict=True):
+                env[v] = val
+        return [self.read(env, v) for v in jaxpr.outvars]
+
+    def read(self, env: dict, v: Any) -> Val:
+        if hasattr(v, "val"):  # a Literal
+            return self.const(v.val) if np.ndim(v.val) else Val(
+                number(np.asarray(v.val).item()), (), np.asarray(v.val).dtype, literal=True)
+        return env[v]
+
+    def equation(self, eqn: Any, ins: list[Val]) -> list[Val]:
+        from .rules import RULES
+
+        name = eqn.primitive.name
+        if name in CALLS:
+            body = call_body(eqn)
+            if body is not None:
+                self._where.append(eqn)
+                try:
+                    return self.run(body[0], body[1], ins)
+                finally:
+                    self._where.pop()
+        rule = RULES.get(name)
+        if rule is None:
+            raise self.uncovered(eqn)
+        return rule(self, eqn, ins)
+
+    def uncovered(self, eqn: Any) -> ModelError:
+        """The error for a primitive with no rule, at the model's line that made it."""
+        name = eqn.primitive.name
+        where = None
+        for e in (eqn, *reversed(self._where)):  # inside a library call: the call's line
+            where = eqn_line(e, self.files)
+            if where:
+                break
+        lineno = where[1] if where else None
+        from .rules import RULES
+
+        return ModelError(
+            f"the operation {name!r} (JAX's primitive) has no JavaScript translation in "
+            f"adlab yet, so backend='js' cannot run this model",
+            lineno=lineno, line=source_line(*where) if where else None,
+            hint=(f"write {'line ' + str(lineno) if lineno else 'f'} with operations js "
+                  f"translates ({len(RULES)} of JAX's primitives: elementwise arithmetic, "
+                  "sums, products of matrices, slicing), or run it on another backend, "
+                  "e.g. backend='jax'"),
+        )  # fmt: skip
+
+
+def emit(closed: Any, files: frozenset[str]) -> tuple[str, list[np.ndarray], list[Val]]:
+    """(source, constants, outputs) of a closed jaxpr: the source is a JS factory
+    expression ``(C) => function(a0, ...) { ...; return [outputs]; }``."""
+    prog = Program(files)
+    jaxpr = closed.jaxpr
+    inputs = [Val(f"a{k}", tuple(v.aval.shape), np.dtype(v.aval.dtype))
+              for k, v in enumerate(jaxpr.invars)]  # fmt: skip
+    outs = prog.run(jaxpr, list(closed.consts), inputs)
+    ret = []
+    for o in outs:
+        if o.literal:  # a constant output: a buffer holding it
+            buf = prog.fresh(o.shape, o.dtype)
+            prog.emit(f"{buf.name}.fill({o.name});")
+            o = buf
+        ret.append(o.name)
+    args = ", ".join(v.name for v in inputs)
+    source = "\n".join([
+        "(function (C) {", *("  " + a for a in prog.allocs),
+        f"  return function ({args}) {{", *("    " + b for b in prog.body),
+        f"    return [{', '.join(ret)}];", "  };", "})",
+    ])  # fmt: skip
+    return source, prog.consts, outs

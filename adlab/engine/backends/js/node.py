@@ -1,0 +1,200 @@
+"""The one Node process that runs the emitted JavaScript: JSON lines over stdio.
+
+Started on first use and kept for the life of the Python process (``atexit``
+closes its stdin, and ``runtime.js`` exits when stdin closes, also when Python
+dies without running ``atexit``). Every answer is awaited with a timeout, so a
+crashed or stuck Node is an error that says so, never a hang; the next request
+starts a fresh process (``generation`` tells programs to load themselves again).
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import collections
+import json
+import queue
+import shutil
+import subprocess
+import threading
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+#: seconds to wait for one answer: a derivative at the catalog's sizes takes far less;
+#: past it Node is stopped (its loop cannot be interrupted from outside)
+TIMEOUT_S = 300.0
+#: seconds for Node to start and answer its first ping
+START_S = 30.0
+
+
+class NodeCrashed(RuntimeError):
+    """Node ended, or stopped answering, while adlab waited for it."""
+
+
+class JsError(RuntimeError):
+    """The JavaScript runtime raised (``kind`` says which of its errors)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def encode(a: Any) -> str:
+    """An array as base64 of little-endian float64 (what ``runtime.js`` decodes)."""
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii")
+
+
+def decode(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype="<f8").copy()
+
+
+def node_path() -> str | None:
+    """The ``node`` executable, or None where Node is not installed."""
+    return shutil.which("node")
+
+
+class Node:
+    """A Node child process speaking JSON lines; thread-safe (one request at a time)."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lines: queue.Queue = queue.Queue()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
+        self._lock = threading.Lock()
+        self._seq = 0
+        self.generation = 0  # bumped at each start: programs loaded before are gone
+        self.version: str | None = None
+
+    # ------------------------------------------------------------ process
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _start(self) -> None:
+        exe = node_path()
+        if exe is None:
+            raise RuntimeError("backend='js' needs Node.js, which is not installed here: "
+                               "apt-get install -y nodejs (or see https://nodejs.org)")  # fmt: skip
+        script = resources.files(__package__).joinpath("runtime.js")
+        self._lines = queue.Queue()  # a new queue: the old reader may still be draining
+        self._stderr.clear()
+        self._proc = subprocess.Popen(
+            [exe, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1,
+        )  # fmt: skip
+        proc, lines, tail = self._proc, self._lines, self._stderr
+        threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
+        threading.Thread(target=_pump, args=(proc.stderr, _keep(tail)), daemon=True).start()
+        self.generation += 1
+        self.version = self._ask({"op": "ping"}, START_S)["pong"]
+
+    def close(self) -> None:
+        """End the process: stdin closed (it exits), killed if it has not within 2 s."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=2)
+        except Exception:  # noqa: BLE001 - already gone, or stuck: killed below
+            pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def ensure(self) -> int:
+        """Start Node where it is not running; the generation of the running process."""
+        with self._lock:
+            if not self._alive():
+                self.close()
+                self._start()
+            return self.generation
+
+    # ---------------------------------------------------------- requests
+    def request(self, msg: dict, timeout: float = TIMEOUT_S) -> dict:
+        """Send ``msg``, return Node's answer; starts Node first where it is not running.
+
+        Raises:
+            NodeCrashed: Node ended or did not answer within ``timeout`` (then stopped).
+            JsError: the runtime raised.
+        """
+        with self._lock:
+            if not self._alive():
+                self.close()
+                self._start()
+            return self._ask(msg, timeout)
+
+    def _ask(self, msg: dict, timeout: float) -> dict:
+        self._seq += 1
+        msg = {**msg, "seq": self._seq}
+        try:
+            self._proc.stdin.write(json.dumps(msg) + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            raise self._crashed("while adlab sent it a request") from None
+        while True:
+            try:
+                line = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                self.close()  # a stuck loop cannot be interrupted: stopped, restarted on next use
+                raise NodeCrashed(f"Node did not answer within {timeout:.0f} s and was "
+                                  f"stopped{self._tail()}") from None  # fmt: skip
+            if line is None:
+                raise self._crashed("while adlab waited for its answer")
+            answer = json.loads(line)
+            if answer.get("seq") == self._seq:
+                break  # an answer to an earlier, timed-out request is dropped
+        if "error" in answer:
+            raise JsError(answer["error"], answer.get("kind", "js"))
+        return answer
+
+    def _crashed(self, when: str) -> NodeCrashed:
+        proc = self._proc
+        code = None if proc is None else proc.poll()
+        if proc is not None and code is None:
+            try:
+                code = proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        how = (f"was killed by signal {-code}" if code is not None and code < 0 else
+               f"exited with code {code}" if code is not None else "stopped answering")  # fmt: skip
+        self.close()
+        return NodeCrashed(f"Node crashed: it {how} {when}; the next call starts it "
+                           f"again{self._tail()}")  # fmt: skip
+
+    def _tail(self) -> str:
+        text = "".join(self._stderr).strip()
+        return f". Node's stderr ends:\n{text[-2000:]}" if text else ""
+
+
+def _pump(stream, put) -> None:
+    """Hand each line of ``stream`` to ``put``; None at its end."""
+    try:
+        for line in stream:
+            put(line)
+    except (OSError, ValueError):
+        pass
+    put(None)
+
+
+def _keep(tail: collections.deque):
+    return lambda line: line is not None and tail.append(line)
+
+
+_NODE: Node | None = None
+_NODE_LOCK = threading.Lock()
+
+
+def node() -> Node:
+    """The process-wide Node (started by its first request), closed at exit."""
+    global _NODE
+    with _NODE_LOCK:
+        if _NODE is None:
+            _NODE = Node()
+            atexit.register(_NODE.close)
+        return _NODE

@@ -1,0 +1,410 @@
+"""How each JAX primitive is written in JavaScript: one rule per primitive, as data.
+
+A rule ``rule(prog, eqn, ins) -> outs`` appends loops to ``prog`` (an
+``emit.Program``) that fill fresh buffers, or returns its operand under a new
+shape where the bytes do not move (reshape, squeeze). Loops index row-major
+arrays with the strides worked out here, at translation time, so the emitted
+code has only constants and loop counters in it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .emit import Program, Val
+
+Rule = Callable[[Program, Any, list[Val]], list[Val]]
+RULES: dict[str, Rule] = {}
+
+
+def strides(shape: tuple[int, ...]) -> list[int]:
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return out[::-1]
+
+
+def offset(terms: list[tuple[str, int]], base: int = 0) -> str:
+    """``base + sum(var * stride)``, the zero strides left out."""
+    parts = [v if s == 1 else f"{v} * {s}" for v, s in terms if s]
+    if base or not parts:
+        parts.append(str(base))
+    return " + ".join(parts)
+
+
+def nest(shape: tuple[int, ...], body: list[str], var: str = "c") -> list[str]:
+    """``body`` inside for-loops over ``shape`` (counters ``c0``, ``c1``, ...)."""
+    head = [f"for (let {var}{d} = 0; {var}{d} < {n}; {var}{d}++) {{" for d, n in enumerate(shape)]
+    return head + body + ["}"] * len(shape)
+
+
+def block(lines: list[str]) -> list[str]:
+    return ["{", *lines, "}"]
+
+
+def read(v: Val, index: str) -> str:
+    return v.name if v.literal else f"{v.name}[{index}]"
+
+
+def out(prog: Program, eqn: Any, k: int = 0) -> Val:
+    aval = eqn.outvars[k].aval
+    return prog.fresh(tuple(aval.shape), aval.dtype)
+
+
+def shaped(prog: Program, v: Val, shape: tuple[int, ...], dtype: Any = None) -> Val:
+    """``v`` seen with another shape (row-major order kept: no bytes move)."""
+    dtype = np.dtype(dtype if dtype is not None else v.dtype)
+    if v.literal and shape != ():
+        buf = prog.fresh(shape, dtype)
+        prog.emit(f"{buf.name}.fill({v.name});")
+        return buf
+    return Val(v.name, tuple(shape), dtype, v.literal)
+
+
+def rule(*names: str):
+    def deco(fn: Rule) -> Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+
+    return deco
+
+
+# ------------------------------------------------------------ elementwise
+def elementwise(name: str, template: Callable[..., str]) -> None:
+    """``name`` as ``out[i] = template(operands at i, eqn)``, one loop."""
+
+    def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+        o = out(prog, eqn)
+        if all(v.literal or v.size == 1 or v.shape == o.shape for v in ins):
+            expr = template(*[v.at("i", o.size) for v in ins], eqn=eqn, ins=ins)
+            prog.emit(f"for (let i = 0; i < {o.size}; i++) {o.name}[i] = {expr};")
+            return [o]
+        # JAX's jaxprs broadcast size-1 dimensions implicitly: (4, 1) * (1, 6)
+        args = [v.at("0") if v.literal or v.size == 1 else read(v, offset(_broadcast_terms(
+            v.shape, o.shape))) for v in ins]  # fmt: skip
+        expr = template(*args, eqn=eqn, ins=ins)
+        prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = {expr};"])]))
+        return [o]
+
+    RULES[name] = fn
+
+
+def _broadcast_terms(shape: tuple[int, ...], to: tuple[int, ...]) -> list[tuple[str, int]]:
+    """Reads of an operand of ``shape`` at the counters of ``to`` (dimensions of size 1
+    read at 0; a shorter shape aligned to the right, as NumPy's broadcasting)."""
+    lead, st = len(to) - len(shape), strides(shape)
+    return [(f"c{lead + d}", 0 if n == 1 else st[d]) for d, n in enumerate(shape)]
+
+
+def _math(fn: str) -> Callable[..., str]:
+    return lambda a, **_: f"Math.{fn}({a})"
+
+
+for _name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+              "asin", "acos", "atan", "asinh", "acosh", "atanh", "sqrt", "cbrt", "abs",
+              "sign", "floor", "ceil"):  # fmt: skip
+    elementwise(_name, _math(_name))
+elementwise("neg", lambda a, **_: f"-({a})")
+elementwise("rsqrt", lambda a, **_: f"1 / Math.sqrt({a})")
+elementwise("logistic", lambda a, **_: f"1 / (1 + Math.exp(-({a})))")
+elementwise("square", lambda a, **_: f"{a} * {a}")
+elementwise("exp2", lambda a, **_: f"Math.pow(2, {a})")
+elementwise("is_finite", lambda a, **_: f"(Number.isFinite({a}) ? 1 : 0)")
+elementwise("add", lambda a, b, **_: f"{a} + {b}")
+elementwise("add_any", lambda a, b, **_: f"{a} + {b}")
+elementwise("sub", lambda a, b, **_: f"{a} - {b}")
+elementwise("mul", lambda a, b, **_: f"{a} * {b}")
+elementwise("max", lambda a, b, **_: f"Math.max({a}, {b})")
+elementwise("min", lambda a, b, **_: f"Math.min({a}, {b})")
+elementwise("pow", lambda a, b, **_: f"Math.pow({a}, {b})")
+elementwise("atan2", lambda a, b, **_: f"Math.atan2({a}, {b})")
+elementwise("rem", lambda a, b, **_: f"{a} % {b}")  # C's fmod, as lax.rem: the dividend's sign
+elementwise("clamp", lambda lo, x, hi, **_: f"Math.min(Math.max({x}, {lo}), {hi})")
+for _name, _op in (("eq", "==="), ("ne", "!=="), ("lt", "<"), ("le", "<="), ("gt", ">"),
+                   ("ge", ">=")):  # fmt: skip
+    elementwise(_name, lambda a, b, _op=_op, **_: f"({a} {_op} {b} ? 1 : 0)")
+
+
+def _div(a: str, b: str, *, ins: list[Val], **_: Any) -> str:
+    # integer division rounds toward zero (lax.div), as C's does
+    return f"Math.trunc({a} / {b})" if ins[0].is_int else f"{a} / {b}"
+
+
+def _logical(op: str, bitwise: str) -> Callable[..., str]:
+    def template(a: str, b: str, *, ins: list[Val], **_: Any) -> str:
+        if ins[0].dtype == np.bool_:
+            return f"({a} {op} {b} ? 1 : 0)"
+        return f"({a} {bitwise} {b})"
+
+    return template
+
+
+def _not(a: str, *, ins: list[Val], **_: Any) -> str:
+    return f"({a} ? 0 : 1)" if ins[0].dtype == np.bool_ else f"(~{a})"
+
+
+def _integer_pow(a: str, *, eqn: Any, **_: Any) -> str:
+    y = int(eqn.params["y"])
+    if y == 0:
+        return "1"
+    times = " * ".join([a] * abs(y))
+    return f"({times})" if y > 0 else f"1 / ({times})"
+
+
+def _select(pred: str, *cases: str, **_: Any) -> str:
+    if len(cases) == 2:
+        return f"({pred} ? {cases[1]} : {cases[0]})"
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({pred} === {k} ? {cases[k]} : {expr})"
+    return expr
+
+
+elementwise("div", _div)
+elementwise("and", _logical("&&", "&"))
+elementwise("or", _logical("||", "|"))
+elementwise("xor", _logical("!==", "^"))
+elementwise("not", _not)
+elementwise("integer_pow", _integer_pow)
+elementwise("select_n", _select)
+
+
+@rule("convert_element_type")
+def _convert(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    (a,), new = ins, np.dtype(eqn.params["new_dtype"])
+    if new == np.bool_ and a.dtype != np.bool_:
+        template = "({} !== 0 ? 1 : 0)"
+    elif np.issubdtype(new, np.integer) and not a.is_int:
+        template = "Math.trunc({})"  # float -> int rounds toward zero, as lax's
+    elif new == np.float32:
+        template = "Math.fround({})"
+    else:
+        return [shaped(prog, a, a.shape, new)]
+    o = out(prog, eqn)
+    prog.emit(f"for (let i = 0; i < {o.size}; i++) {o.name}[i] = "
+              f"{template.format(a.at('i', o.size))};")  # fmt: skip
+    return [o]
+
+
+# -------------------------------------------------------- moves in place
+@rule("reshape", "squeeze", "expand_dims", "copy", "copy_p", "stop_gradient",
+      "optimization_barrier")  # fmt: skip
+def _same_bytes(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    return [shaped(prog, a, tuple(v.aval.shape), v.aval.dtype)
+            for a, v in zip(ins, eqn.outvars, strict=False)]  # fmt: skip
+
+
+# ------------------------------------------------------------- gathers
+def copy_from(prog: Program, o: Val, a: Val, terms: list[tuple[str, int]], base: int = 0) -> None:
+    """``o`` in row-major order, element (c0, c1, ...) read at ``offset(terms, base)`` of ``a``."""
+    if a.literal or a.size == 1:
+        prog.emit(f"{o.name}.fill({read(a, '0')});")
+        return
+    src = read(a, offset(terms, base))
+    prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = {src};"])]))
+
+
+@rule("broadcast_in_dim")
+def _broadcast(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    a, o = ins[0], out(prog, eqn)
+    dims, st = eqn.params["broadcast_dimensions"], strides(a.shape)
+    terms = [(f"c{d}", st[k] if a.shape[k] != 1 else 0) for k, d in enumerate(dims)]
+    copy_from(prog, o, a, terms)
+    return [o]
+
+
+@rule("transpose")
+def _transpose(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    a, o = ins[0], out(prog, eqn)
+    st = strides(a.shape)
+    copy_from(prog, o, a, [(f"c{d}", st[p]) for d, p in enumerate(eqn.params["permutation"])])
+    return [o]
+
+
+@rule("slice")
+def _slice(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    a, o = ins[0], out(prog, eqn)
+    st, start = strides(a.shape), eqn.params["start_indices"]
+    step = eqn.params["strides"] or (1,) * len(a.shape)
+    base = sum(s * t for s, t in zip(start, st, strict=True))
+    copy_from(prog, o, a, [(f"c{d}", step[d] * st[d]) for d in range(len(st))], base)
+    return [o]
+
+
+@rule("rev")
+def _rev(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    a, o = ins[0], out(prog, eqn)
+    st, dims = strides(a.shape), set(eqn.params["dimensions"])
+    terms = [(f"c{d}", -st[d] if d in dims else st[d]) for d in range(len(st))]
+    base = sum((a.shape[d] - 1) * st[d] for d in dims)
+    copy_from(prog, o, a, terms, base)
+    return [o]
+
+
+def _pieces(prog: Program, a: Val, outs: list[Val], axis: int) -> None:
+    """Consecutive slices of ``a`` along ``axis`` into ``outs`` (split, unstack)."""
+    st, at = strides(a.shape), 0
+    for o in outs:
+        shape = o.shape if len(o.shape) == len(a.shape) else (
+            *o.shape[:axis], 1, *o.shape[axis:])  # fmt: skip
+        view = Val(o.name, shape, o.dtype)
+        copy_from(prog, view, a, [(f"c{d}", st[d]) for d in range(len(st))], at * st[axis])
+        at += shape[axis]
+
+
+@rule("split")
+def _split(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    outs = [out(prog, eqn, k) for k in range(len(eqn.outvars))]
+    _pieces(prog, ins[0], outs, eqn.params["axis"])
+    return outs
+
+
+@rule("unstack")
+def _unstack(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    outs = [out(prog, eqn, k) for k in range(len(eqn.outvars))]
+    _pieces(prog, ins[0], outs, eqn.params["axis"])
+    return outs
+
+
+def _place(prog: Program, o: Val, parts: list[Val], axis: int) -> None:
+    """``parts`` laid side by side along ``axis`` of ``o`` (concatenate, stack)."""
+    st, at = strides(o.shape), 0
+    for a in parts:
+        shape = a.shape if len(a.shape) == len(o.shape) else (*a.shape[:axis], 1,
+                                                               *a.shape[axis:])  # fmt: skip
+        dst = offset([(f"c{d}", st[d]) for d in range(len(st))], at * st[axis])
+        src = read(a, "k++") if a.size > 1 else read(a, "0")
+        prog.emit(*block(["let k = 0;", *nest(shape, [f"{o.name}[{dst}] = {src};"])]))
+        at += shape[axis]
+
+
+@rule("concatenate")
+def _concatenate(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    o = out(prog, eqn)
+    _place(prog, o, ins, eqn.params["dimension"])
+    return [o]
+
+
+@rule("stack")
+def _stack(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    o = out(prog, eqn)
+    _place(prog, o, ins, eqn.params["axis"])
+    return [o]
+
+
+@rule("pad")
+def _pad(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    (a, value), o = ins, out(prog, eqn)
+    prog.emit(f"{o.name}.fill({read(value, '0')});")
+    config = eqn.params["padding_config"]
+    st = strides(o.shape)
+    coords = [f"({lo} + c{d} * {interior + 1})" for d, (lo, _, interior) in enumerate(config)]
+    dst = " + ".join(f"{c} * {s}" for c, s in zip(coords, st, strict=True)) or "0"
+    line = f"{o.name}[{dst}] = {read(a, 'k')};"
+    if any(lo < 0 or hi < 0 for lo, hi, _ in config):  # negative padding crops
+        inside = " && ".join(f"{c} >= 0 && {c} < {n}" for c, n in zip(coords, o.shape,
+                                                                        strict=True))  # fmt: skip
+        line = f"if ({inside}) {line}"
+    prog.emit(*block(["let k = 0;", *nest(a.shape, [line, "k++;"])]))
+    return [o]
+
+
+@rule("iota")
+def _iota(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    o = out(prog, eqn)
+    prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = c{eqn.params['dimension']};"])]))
+    return [o]
+
+
+# ----------------------------------------------------------- reductions
+def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
+    def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+        a, o = ins[0], out(prog, eqn)
+        axes = set(eqn.params["axes"])
+        kept = [d for d in range(len(a.shape)) if d not in axes]
+        ost = strides(o.shape)
+        dst = f"{o.name}[{offset([(f'c{d}', s) for d, s in zip(kept, ost, strict=True)])}]"
+        prog.emit(f"{o.name}.fill({init});")
+        prog.emit(*block(["let k = 0;", *nest(a.shape, [f"{dst} = {update(dst, read(a, 'k++'))};"])]))
+        return [o]
+
+    RULES[name] = fn
+
+
+reduction("reduce_sum", "0", lambda acc, v: f"{acc} + {v}")
+reduction("reduce_prod", "1", lambda acc, v: f"{acc} * {v}")
+reduction("reduce_max", "-Infinity", lambda acc, v: f"Math.max({acc}, {v})")
+reduction("reduce_min", "Infinity", lambda acc, v: f"Math.min({acc}, {v})")
+
+
+def cumulative(name: str, update: Callable[[str, str], str]) -> None:
+    """A running reduction along ``axis`` (``reverse``: from the end)."""
+
+    def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+        a, o = ins[0], out(prog, eqn)
+        axis, rev = eqn.params["axis"], eqn.params["reverse"]
+        st, n = strides(a.shape), a.shape[axis]
+        others = [d for d in range(len(a.shape)) if d != axis]
+        base = offset([(f"c{k}", st[d]) for k, d in enumerate(others)])
+        j = f"{n - 1} - t" if rev else "t"
+        first = f"b + {(n - 1) * st[axis] if rev else 0}"
+        body = [f"const b = {base};", f"let acc = {a.name}[{first}];",
+                f"{o.name}[{first}] = acc;",
+                f"for (let t = 1; t < {n}; t++) {{",
+                f"  const at = b + ({j}) * {st[axis]};",
+                f"  acc = {update('acc', f'{a.name}[at]')};", f"  {o.name}[at] = acc;", "}"]  # fmt: skip
+        if n:
+            prog.emit(*block(nest(tuple(a.shape[d] for d in others), body)))
+        return [o]
+
+    RULES[name] = fn
+
+
+cumulative("cumsum", lambda acc, v: f"{acc} + {v}")
+cumulative("cumprod", lambda acc, v: f"{acc} * {v}")
+cumulative("cummax", lambda acc, v: f"Math.max({acc}, {v})")
+cumulative("cummin", lambda acc, v: f"Math.min({acc}, {v})")
+
+
+@rule("dot_general")
+def _dot(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    """Loops over (batch, lhs free, rhs free), an inner sum over the contracted dims."""
+    (lhs, rhs), o = ins, out(prog, eqn)
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+
+    def terms(a: Val, contract, batch, free_var: str) -> list[tuple[str, int]]:
+        st, free, t = strides(a.shape), 0, []
+        for d in range(len(a.shape)):
+            if d in batch:
+                t.append((f"b{list(batch).index(d)}", st[d]))
+            elif d in contract:
+                t.append((f"q{list(contract).index(d)}", st[d]))
+            else:
+                t.append((f"{free_var}{free}", st[d]))
+                free += 1
+        return t
+
+    lt, rt = terms(lhs, lc, lb, "i"), terms(rhs, rc, rb, "j")
+    batch = tuple(lhs.shape[d] for d in lb)
+    lfree = tuple(n for d, n in enumerate(lhs.shape) if d not in lc and d not in lb)
+    rfree = tuple(n for d, n in enumerate(rhs.shape) if d not in rc and d not in rb)
+    inner = nest(tuple(lhs.shape[d] for d in lc),
+                 [f"s += {read(lhs, offset(lt))} * {read(rhs, offset(rt))};"], "q")  # fmt: skip
+    body = nest(rfree, ["let s = 0;", *inner, f"{o.name}[k++] = s;"], "j")
+    body = nest(lfree, body, "i")
+    prog.emit(*block(["let k = 0;", *nest(batch, body, "b")]))
+    return [o]
+
+
+def covered() -> list[str]:
+    """The primitives js translates (sorted), for messages and docs."""
+    return sorted(RULES)
+
+
+__all__ = ["RULES", "covered", "math"]

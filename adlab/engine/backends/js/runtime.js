@@ -1,0 +1,185 @@
+// adlab's JavaScript runtime: runs programs emitted from a model's jaxprs (emit.py) in Node.
+//
+// One request per line on stdin, one answer per line on stdout, in JSON. Arrays travel
+// as base64 of little-endian float64 bytes: exact, and NaN and Infinity survive.
+// The process ends when stdin closes (its Python parent ended or closed the pipe).
+//
+// A program is a factory `(C) => function(...inputs) -> [outputs]` whose buffers are
+// allocated once; the drivers below are the modes that run outside the emitted code
+// (a JVP per column, a VJP per row, finite differences, G9's gradient).
+"use strict";
+
+const readline = require("readline");
+
+const programs = new Map();
+
+function decode(text) {
+  const bytes = Buffer.from(text, "base64");
+  const out = new Float64Array(bytes.length / 8);
+  new Uint8Array(out.buffer).set(bytes); // a copy: Buffer's offset may not be 8-aligned
+  return out;
+}
+
+function encode(array) {
+  return Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString("base64");
+}
+
+function load(msg) {
+  const consts = msg.consts.map(decode);
+  const factory = (0, eval)(msg.source);
+  programs.set(msg.id, {
+    fn: factory(consts),
+    driver: msg.driver,
+    inputs: new Array(msg.n_inputs).fill(null),
+  });
+  return {};
+}
+
+// ---------------------------------------------------------------- drivers
+function runOnce(p) {
+  return p.fn(...p.inputs).map((a) => Float64Array.from(a));
+}
+
+// forward mode: the JVP program once per column e_j; J[i, j] = (J e_j)[i]
+function columns(p, d) {
+  const n = d.n, m = d.m;
+  const v = new Float64Array(n);
+  const args = [...p.inputs, v];
+  const out = new Float64Array(m * n);
+  for (let j = 0; j < n; j++) {
+    v[j] = 1;
+    const t = p.fn(...args)[0];
+    for (let i = 0; i < m; i++) out[i * n + j] = t[i];
+    v[j] = 0;
+  }
+  return [out];
+}
+
+// reverse mode of a vector f: the VJP program once per row e_i
+function rows(p, d) {
+  const n = d.n, m = d.m;
+  const c = new Float64Array(m);
+  const args = [...p.inputs, c];
+  const out = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) {
+    c[i] = 1;
+    out.set(p.fn(...args)[0], i * n);
+    c[i] = 0;
+  }
+  return [out];
+}
+
+// finite differences on the emitted f, as adlab.engine.modes.numeric takes them: the step
+// rounded to a distance x can move, each slope divided by the distance actually taken
+function numeric(p, d) {
+  const x = p.inputs[d.x], n = x.length, m = d.m;
+  const f = () => Float64Array.from(p.fn(...p.inputs)[0]);
+  const step = d.step ? p.inputs[d.step] : null;
+  const value = new Float64Array(m * n);
+  const error = d.scheme === "richardson" ? new Float64Array(m * n) : null;
+  const f0 = d.scheme === "forward" ? f() : null;
+  const at = (j, xj) => { x[j] = xj; return f(); };
+  for (let j = 0; j < n; j++) {
+    const xj = x[j];
+    const s = step ? step[j] : d.scale * Math.max(Math.abs(xj), 1.0);
+    const ahead = xj + s;
+    const fa = at(j, ahead);
+    if (d.scheme === "forward") {
+      for (let i = 0; i < m; i++) value[i * n + j] = (fa[i] - f0[i]) / (ahead - xj);
+    } else {
+      const h = ahead - xj, back = xj - h;
+      const fb = at(j, back);
+      if (d.scheme === "central") {
+        for (let i = 0; i < m; i++) value[i * n + j] = (fa[i] - fb[i]) / (ahead - back);
+      } else {
+        const half = xj + h / 2, low = xj - (half - xj);
+        const fh = at(j, half), fl = at(j, low);
+        for (let i = 0; i < m; i++) {
+          const d1 = (fa[i] - fb[i]) / (ahead - back);
+          const d2 = (fh[i] - fl[i]) / (half - low);
+          const correction = (d2 - d1) / 3;
+          value[i * n + j] = d2 + correction;
+          error[i * n + j] = Math.abs(correction);
+        }
+      }
+    }
+    x[j] = xj;
+  }
+  return error ? [value, error] : [value];
+}
+
+// G9.js's gradient (bijection/g9, src/minimize.js, from numeric.js), line for line
+function g9(p, d) {
+  const x = p.inputs[d.x], dim = x.length;
+  const f = () => p.fn(...p.inputs)[0][0];
+  const { max, abs, min } = Math;
+  const f1 = f();
+  if (isNaN(f1)) throw new G9Error("f is NaN at x, so G9's gradient refuses it");
+  const grad = new Float64Array(dim);
+  for (let i = 0; i < dim; i++) {
+    const xi = x[i];
+    let delta = max(1e-6 * f1, 1e-8);
+    for (let k = 0; ; k++) {
+      if (k === 20) {
+        x[i] = xi;
+        throw new G9Error(`G9's gradient failed at index ${i}: its slopes never agreed ` +
+                          "within 20 shrinks of the step");
+      }
+      x[i] = xi + delta;
+      const f0 = f();
+      x[i] = xi - delta;
+      const f2 = f();
+      x[i] = xi;
+      if (!(isNaN(f0) || isNaN(f2))) {
+        grad[i] = (f0 - f2) / (2 * delta);
+        const t0 = xi - delta, t1 = xi, t2 = xi + delta;
+        const d1 = (f0 - f1) / delta;
+        const d2 = (f1 - f2) / delta;
+        const err = min(max(abs(d1 - grad[i]), abs(d2 - grad[i]), abs(d1 - d2)), delta);
+        const normalize = max(abs(grad[i]), abs(f0), abs(f1), abs(f2), abs(t0), abs(t1),
+                              abs(t2), 1e-8);
+        if (err / normalize < 1e-3) break;
+      }
+      delta /= 16;
+    }
+  }
+  return [grad];
+}
+
+class G9Error extends Error {}
+
+const DRIVERS = { once: runOnce, columns, rows, numeric, g9 };
+
+function call(msg) {
+  const p = programs.get(msg.id);
+  if (p === undefined) return { error: `no program ${msg.id}`, kind: "lost" };
+  const d = p.driver;
+  for (const [slot, data] of Object.entries(msg.inputs)) p.inputs[Number(slot)] = decode(data);
+  const x = p.inputs[d.x];
+  const saved = x ? Float64Array.from(x) : null; // drivers perturb x in place
+  try {
+    return { out: DRIVERS[d.kind](p, d).map(encode) };
+  } catch (err) {
+    if (saved) x.set(saved);
+    if (err instanceof G9Error) return { error: err.message, kind: "g9" };
+    throw err;
+  }
+}
+
+const OPS = { load, call, drop: (msg) => { programs.delete(msg.id); return {}; },
+              ping: () => ({ pong: process.version }) };
+
+const lines = readline.createInterface({ input: process.stdin, terminal: false });
+lines.on("line", (line) => {
+  let msg = {};
+  let answer;
+  try {
+    msg = JSON.parse(line);
+    answer = OPS[msg.op](msg);
+  } catch (err) {
+    answer = { error: String(err && err.stack ? err.stack : err), kind: "js" };
+  }
+  answer.seq = msg.seq;
+  process.stdout.write(JSON.stringify(answer) + "\n");
+});
+lines.on("close", () => process.exit(0));
