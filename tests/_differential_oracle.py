@@ -310,10 +310,10 @@ class Worker:
             why = f"the worker hung (over {self.timeout_s:.0f} s)"
         except (EOFError, OSError):
             why = "the worker died"
-        self.close(kill=True)
-        return [Verdict("worker", "crash", f"{why} on this model")]
+        code = self.close(kill=True)
+        return [Verdict("worker", "crash", f"{why} on this model (exit code {code})")]
 
-    def close(self, kill: bool = False) -> None:
+    def close(self, kill: bool = False) -> int | None:
         if self._proc is None:
             return
         if not kill and self._proc.is_alive():
