@@ -7,10 +7,10 @@ adlab runs a model on them, their tensors' ``__float__``, ``__int__``,
 ``item``, ``tolist`` and ``numpy`` refuse a value that carries a derivative
 (one the tape records, or one with a forward-mode tangent); one that does not
 (data, or any value in a numeric mode) converts as before. The methods are
-swapped on the tensor class around each of adlab's calls only (``Guard``,
-about a microsecond), so the user's own code outside adlab is untouched; as
-with TensorFlow's NumPy behaviour (``tensorflow.numpy_behaviour``), not
-thread-safe: another thread's code during adlab's call sees the guard.
+the tensor class's own outside adlab's calls (``Guard``: on only around them),
+so the user's own code outside adlab computes as before; as with TensorFlow's
+NumPy behaviour (``tensorflow.numpy_behaviour``), not thread-safe: another
+thread's code during adlab's call sees the guard.
 """
 
 from __future__ import annotations
@@ -40,10 +40,11 @@ class Detached(TypeError):
                 "mode='numeric'")  # fmt: skip
 
 
-def _refusing(own: Callable, name: str, label: str, carries: Callable[[Any], bool]) -> Callable:
+def _refusing(own: Callable, name: str, label: str, carries: Callable[[Any], bool],
+              on: list) -> Callable:  # fmt: skip
     @functools.wraps(own)
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if carries(self):
+        if on[0] and carries(self):
             raise Detached(label, name)
         return own(self, *args, **kwargs)
 
@@ -51,45 +52,45 @@ def _refusing(own: Callable, name: str, label: str, carries: Callable[[Any], boo
 
 
 class Guard:
-    """Swaps attributes of ``cls`` in, around a call, and back: ``with guard: ...``.
+    """Methods of ``cls`` that refuse, while the guard is on (``with guard:``), a value
+    ``carries`` says carries a derivative; ``extra(on)``: other attributes, which read
+    the list ``on`` (``on[0]``: the guard is on) to act while it is (PyTorch's ``size``).
 
-    ``refuse``: methods that raise ``Detached`` on a value ``carries`` says carries a
-    derivative; ``extra``: other attributes put in place (PyTorch's NumPy slicing).
+    They are put on the class once, when the guard is made: swapping a class's
+    attributes around each call costs PyTorch's tensors 3-15 us a name (Python updates
+    every subclass's slots); turning the guard on and off costs a list item. Off, each
+    is the class's own, behind one Python call.
     """
 
-    __slots__ = ("cls", "swap", "saved")
+    __slots__ = ("on",)
 
     def __init__(self, cls: type, label: str, carries: Callable[[Any], bool],
-                 refuse: Iterable[str], extra: dict[str, Any] | None = None) -> None:  # fmt: skip
-        self.cls = cls
-        swap = {n: _refusing(getattr(cls, n), n, label, carries) for n in refuse
+                 refuse: Iterable[str],
+                 extra: Callable[[list], dict[str, Any]] | None = None) -> None:  # fmt: skip
+        self.on = [0]
+        swap = {n: _refusing(getattr(cls, n), n, label, carries, self.on) for n in refuse
                 if hasattr(cls, n)}  # fmt: skip
-        swap.update(extra or {})
-        self.swap = tuple(swap.items())
-        self.saved: list = []
-
-    def __enter__(self) -> None:
-        cls = self.cls
-        # nested calls (a Hessian's inner gradient) find the guard in place already
-        self.saved.append(tuple((n, cls.__dict__.get(n)) for n, _ in self.swap))
-        for n, v in self.swap:
+        swap.update(extra(self.on) if extra else {})
+        for n, v in swap.items():
             setattr(cls, n, v)
 
+    def __enter__(self) -> None:
+        self.on[0] += 1  # nested calls (a Hessian's inner gradient): a count
+
     def __exit__(self, *exc: Any) -> bool:
-        cls = self.cls
-        for n, v in self.saved.pop():
-            if v is None:
-                delattr(cls, n)
-            else:
-                setattr(cls, n, v)
+        self.on[0] -= 1
         return False
 
     def around(self, fn: Callable) -> Callable:
-        """``fn`` with the guard in place while it runs."""
+        """``fn`` with the guard on while it runs."""
+        on = self.on
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            with self:
+            on[0] += 1
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                on[0] -= 1
 
         return run

@@ -8,10 +8,11 @@
   values, so forward mode lost the derivative and reverse mode failed);
   ``np.array([0.1, 0.2])`` is in the precision's float type (``torch.asarray``
   would round it to float32 first).
-- On tensors while adlab runs the model (``GUARD``, see ``_detach``): slices with a
-  negative step (``x[::-1]``, which PyTorch refuses), ``x.size`` as NumPy's
-  element count (still callable as PyTorch's ``x.size()``), and no silent constant
-  from ``float(v)`` of a value that carries a derivative.
+- On tensors (``GUARD``, see ``_detach``): slices with a negative step
+  (``x[::-1]``, which PyTorch refuses: NumPy's meaning, always); while adlab runs
+  the model, ``x.size`` as NumPy's element count (still callable as PyTorch's
+  ``x.size()``), and no silent constant from ``float(v)`` of a value that carries
+  a derivative.
 """
 
 from __future__ import annotations
@@ -151,10 +152,25 @@ class _Size(int):
         return _SIZE(self.tensor, *dim)  # type: ignore[attr-defined]
 
 
-def _size(self: Any) -> _Size:
-    s = _Size(self.numel())
-    s.tensor = self  # type: ignore[attr-defined]
-    return s
+class _NumpySize:
+    """``Tensor.size``: NumPy's (``_Size``) while adlab runs the model (``on[0]``), else
+    PyTorch's method. A descriptor with a name, as PyTorch's compiler reads one."""
+
+    __name__ = __qualname__ = "size"
+
+    def __init__(self, on: list) -> None:
+        self.on = on
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None or not self.on[0]:
+            return _SIZE.__get__(obj, cls)
+        s = _Size(obj.numel())
+        s.tensor = obj  # type: ignore[attr-defined]
+        return s
+
+
+def _numpy_size(on: list) -> dict[str, Any]:
+    return {"__getitem__": _getitem, "size": _NumpySize(on)}
 
 
 def _carries(t: Any) -> bool:
@@ -176,4 +192,4 @@ def _carries(t: Any) -> bool:
 
 GUARD = Guard(torch.Tensor, "PyTorch", _carries,
               ("__float__", "__int__", "item", "tolist", "numpy"),
-              extra={"__getitem__": _getitem, "size": property(_size)})  # fmt: skip
+              extra=_numpy_size)  # fmt: skip
