@@ -78,6 +78,33 @@ def test_complex_step_hessian_through_the_rules_is_exact(body, backend):
     _close(got, adlab.hessian(m, x, mode="forward-over-reverse"), 1e-9)
 
 
+# ------------------------------------------------------------ whole powers
+POWERS = "np.sum(x ** 4 + x ** 5 - x ** -3 + np.power(x, 7.0))"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_step_through_whole_powers_at_a_negative_x_is_exact(backend):
+    """PyTorch (past x ** 3) and TensorFlow compute a complex power as exp(p log x): at a
+    negative x that left ~1e-16 in the imaginary part, so the derivative was off by
+    1e4 relative, silently (x**4 on PyTorch, x**4 and np.power(x, 7) on TensorFlow)."""
+    m = _model(POWERS)
+    x = np.array([0.7, -1.3, 0.4])
+    got = adlab.derivative(m, x, mode="complex-step", backend=backend)
+    _close(got, _reference(m, x))
+
+
+def test_complex_step_on_jax_refuses_a_whole_power_written_as_a_float():
+    """JAX's ``x ** 2.0`` is pow, exp(p log x), where ``x ** 2`` is products: it gave
+    [-6.1e-17/h ...] at a negative x, silently."""
+    m = _model("np.sum(x ** 4.0)")
+    x = np.array([0.7, -1.3, 0.4])
+    with pytest.raises(adlab.ModelError, match="whole power written as a float") as info:
+        adlab.derivative(m, x, mode="complex-step")
+    assert info.value.lineno == LINE and "x ** 2" in info.value.hint
+    fixed = _model("np.sum(x ** 4)")  # the advice runs, and is exact
+    _close(adlab.derivative(fixed, x, mode="complex-step"), 4 * x**3)
+
+
 # --------------------------------------------- refused: no rule carries it
 REFUSED = {
     "A5": ("np.sum(np.linalg.svd(np.outer(x, x) + np.eye(3), compute_uv=False))", "svd"),

@@ -147,6 +147,13 @@ def _refusal(prim: str, i: int, words: tuple[str, bool] | None, backend: str = "
         what = f"`{prim}`"
     else:
         what = words[0] if words[1] else f"{words[0]} (it uses `{prim}` inside)"
+    if prim == "pow":  # only a whole exponent written as a float is refused
+        return (
+            f"complex step on JAX cannot carry the imaginary part through a whole "
+            f"power written as a float (x ** 2.0) of a value that depends on argument "
+            f"{i}: JAX computes it as exp(p log x), which at a negative x leaves ~1e-16 "
+            f"in the imaginary part, and Im f(x + ih)/h would be silently wrong"
+        ), ("write the exponent as an int (x ** 2, computed with products), or " + hint)
     if prim in NON_ANALYTIC:
         why = "it is not analytic: it drops or bends the imaginary part"
     else:  # no rule: singular values, decompositions, XLA's complex atan2 and convolution
@@ -176,6 +183,16 @@ def _complex_in(eqn) -> bool:
                for v in eqn.invars if hasattr(v, "aval"))  # fmt: skip
 
 
+def _whole_power(eqn) -> bool:
+    """Whether ``eqn`` is JAX's ``pow`` of a complex base by a whole exponent written as
+    a float (``x ** 2.0``): XLA computes it as exp(p log x), which at a negative real
+    part leaves ~1e-16 in the imaginary part (``x ** 2`` is integer_pow: products)."""
+    if eqn.primitive.name != "pow" or not hasattr(eqn.invars[1], "val"):
+        return False  # an exponent computed in f: x ** y is real only at x > 0, exact there
+    p = np.asarray(eqn.invars[1].val)
+    return bool(np.all(np.imag(p) == 0) and np.all(np.real(p) == np.round(np.real(p))))
+
+
 def _drops(eqn) -> bool:
     """Whether ``eqn`` takes a complex value somewhere it may lose the imaginary part:
     a primitive not known to carry it, or one with a real inexact result (the
@@ -192,14 +209,14 @@ def _drops(eqn) -> bool:
     return real_out or name not in CARRIES
 
 
-def _first_harmful(jaxpr):
+def _first_harmful(jaxpr, backend: str = "jax"):
     """(equation, its enclosing equations) of the first operation on a complex value
     that may lose its imaginary part, and whose result reaches the value of the
     (sub)program it is in."""
     live: dict[int, set] = {}
     for eqn, outer in equations_within(jaxpr):
-        if not _drops(eqn):
-            continue
+        if not (_drops(eqn) or backend == "jax" and _complex_in(eqn) and _whole_power(eqn)):
+            continue  # (PyTorch's and TensorFlow's x ** 2.0: _real_part.integer_power)
         if any(_real_part.is_rule(fr.file_name, fr.function_name)
                for e in (eqn, *outer) for fr in eqn_frames(e)):  # fmt: skip
             continue  # the real-part rule's own comparisons and shifts: exact by design
@@ -222,14 +239,14 @@ def _home(jaxpr, eqn, outer):
     return jaxpr
 
 
-def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset()):
+def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset(), backend: str = "jax"):
     """(primitive, (file, line) or None, its equations innermost first) of the first
     non-analytic operation on x, else None; the primitive is "complex" when f
     computes with complex numbers of its own (found with a real x)."""
     x = np.asarray(args[i])
     probe = list(args)
     probe[i] = jax.ShapeDtypeStruct(x.shape, COMPLEX[np.dtype(dtype).name])
-    found = _first_harmful(jax.make_jaxpr(under_complex_step(f_jax))(*probe).jaxpr)
+    found = _first_harmful(jax.make_jaxpr(under_complex_step(f_jax))(*probe).jaxpr, backend)
     own = None
     if found is None:  # with a real x, outside complex step: f's own complex numbers
         probe[i] = jax.ShapeDtypeStruct(x.shape, np.dtype(dtype))
@@ -292,7 +309,8 @@ def complex_step(spec: Spec) -> Built:
     else:
         for i in spec.indices:
             try:
-                found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files)
+                found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files,
+                                          spec.backend)  # fmt: skip
             except Exception as exc:  # noqa: BLE001 - any failure of JAX's, not the model's
                 if spec.backend == "jax":
                     raise  # the model's own error, named at its line by the caller
