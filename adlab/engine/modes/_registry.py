@@ -148,6 +148,8 @@ class Rule:
         """Whether this mode can run on ``backend``."""
         if self.backends is not None and backend.name not in self.backends:
             return False
+        if self.name in getattr(backend, "refuses", {}):
+            return False
         return self.needs is None or self.needs in backend.ad
 
     def refusal(self, backend: Backend) -> str | None:
@@ -159,7 +161,11 @@ class Rule:
             return None
         names = dict.fromkeys((*MODES, *_RULES))  # the first-order modes first, as MODES
         runs = [repr(name) for name in names if _RULES[name].runs_on(backend)]
-        if self.needs is not None and self.needs not in backend.ad:
+        if self.name in getattr(backend, "refuses", {}):  # the backend's own reason
+            why = (f"cannot run on backend={backend.name!r}, which does not have what it "
+                   f"needs: {backend.refuses[self.name]}")
+            other = "use mode 'forward' or 'reverse'"
+        elif self.needs is not None and self.needs not in backend.ad:
             why = f"needs {self.needs}-mode AD, which backend={backend.name!r} does not have"
             other = "use backend='jax' or another framework with it"
         else:

@@ -56,6 +56,7 @@ def _in_node(fn: Callable) -> Callable:
 class JsBackend(Backend):
     name = "js"
     ad = ("reverse", "forward")
+    refuses = {"complex-step": NO_COMPLEX}
 
     def environment(self) -> dict[str, Any]:
         n = node()

@@ -173,12 +173,15 @@ class Node:
 
 
 def _pump(stream, put) -> None:
-    """Hand each line of ``stream`` to ``put``; None at its end."""
+    """Hand each line of ``stream`` to ``put``; None at its end, where it is closed (by
+    this thread: closing it from another would wait for this one's read)."""
     try:
         for line in stream:
             put(line)
     except (OSError, ValueError):
         pass
+    finally:
+        stream.close()
     put(None)
 
 

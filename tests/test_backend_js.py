@@ -1,0 +1,242 @@
+"""backend="js": the model's JAX programs emitted as JavaScript and run in Node.
+
+Oracles: JAX's own float64 values (f, jax.grad, jacfwd), the emitted f itself
+(finite differences taken in JavaScript must be those of its values, bit for bit),
+and a transcription of G9.js's ``gradient`` written here from ``src/minimize.js``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+
+import adlab
+from adlab._vocab import BACKENDS
+from adlab.catalog import load_model
+from adlab.engine.backends import KNOWN, installed, pip_command
+
+pytestmark = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
+
+MODELS = ["normal_logpdf", "g9_graphics", "rosenbrock", "mlp_batched", "gaussian_residual",
+          "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse"]  # fmt: skip
+SMALL = {"mlp_batched": {"N1": 12, "N2": 4}}  # 22k parameters by default: forward is n passes
+N = 6
+
+
+def _model(name: str):
+    return load_model(name, **SMALL.get(name, {}))
+
+
+def _value(m, args, mode: str, backend: str, **kw):
+    p = adlab.prepare(m, *args, mode=mode, backend=backend, **kw)
+    return np.asarray(p(*p.inputs))
+
+
+def _rel(a, b) -> float:
+    a, b = np.ravel(a), np.ravel(b)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_f_and_its_ad_derivatives_are_jaxs_to_1e_12(name):
+    m = _model(name)
+    args = m.setup(N)
+    exact = _value(m, args, "reverse", "jax")
+    # where JAX's own forward and reverse differ by more (an ill-conditioned Jacobian,
+    # gaussian_residual's), that is the rounding any float64 program shows
+    spread = _rel(_value(m, args, "forward", "jax"), exact)
+    for mode in ("primal", "reverse", "forward"):
+        ref = _value(m, args, mode, "jax")
+        got = _value(m, args, mode, "js")
+        assert got.shape == ref.shape, mode
+        assert _rel(got, ref) <= max(1e-12, 2 * spread), (mode, _rel(got, ref))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_finite_differences_in_javascript_are_as_accurate_as_jaxs(name):
+    m = _model(name)
+    args = m.setup(N)
+    exact = _value(m, args, "reverse", "jax")
+    for scheme in ("forward", "central"):
+        ref = _value(m, args, "numeric", "jax", scheme=scheme)
+        got = _value(m, args, "numeric", "js", scheme=scheme)
+        assert got.shape == ref.shape
+        # the same steps on f's values rounded differently: errors of the same size
+        assert _rel(got, exact) <= 10 * _rel(ref, exact) + 1e-12, (scheme, _rel(got, exact),
+                                                                  _rel(ref, exact))
+
+
+def _differences(f, x: np.ndarray, scheme: str) -> np.ndarray:
+    """adlab's finite differences (modes/numeric.py) of f's values, written out here."""
+    eps = np.finfo(np.float64).eps
+    power = {"forward": 1 / 2, "central": 1 / 3, "richardson": 1 / 5}[scheme]
+    f0 = np.atleast_1d(f(x))
+    cols = []
+    for j in range(x.size):
+        def at(v, j=j):
+            y = x.copy()
+            y[j] = v
+            return np.atleast_1d(f(y))
+
+        xj = x[j]
+        ahead = xj + eps**power * max(abs(xj), 1.0)
+        h = ahead - xj
+        if scheme == "forward":
+            cols.append((at(ahead) - f0) / (ahead - xj))
+        elif scheme == "central":
+            cols.append((at(ahead) - at(xj - h)) / (ahead - (xj - h)))
+        else:
+            half = xj + h / 2
+            d1 = (at(ahead) - at(xj - h)) / (ahead - (xj - h))
+            d2 = (at(half) - at(xj - (half - xj))) / (half - (xj - (half - xj)))
+            cols.append(d2 + (d2 - d1) / 3)
+    return np.stack(cols, axis=-1)
+
+
+@pytest.mark.parametrize("name", ["rosenbrock", "wide_moments"])
+@pytest.mark.parametrize("scheme", ["forward", "central", "richardson"])
+def test_differences_taken_in_javascript_are_those_of_the_emitted_f_bit_for_bit(name, scheme):
+    m = _model(name)
+    (x,) = m.setup(N)
+    primal = adlab.prepare(m, x, mode="primal", backend="js")
+    got = _value(m, (x,), "numeric", "js", scheme=scheme)
+    want = _differences(lambda y: primal(y), x, scheme)
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+def test_derivative_on_js_is_the_public_entry_point():
+    m = _model("gaussian_residual")
+    args = m.setup(N)
+    got = adlab.derivative(m, *args, backend="js", mode="reverse")
+    want = adlab.derivative(m, *args, backend="jax", mode="reverse")
+    assert _rel(got, want) <= 1e-11
+
+
+# ------------------------------------------------------------------- G9
+def g9_gradient(f, x):
+    """G9.js's gradient (bijection/g9, src/minimize.js), transcribed for this test."""
+    dim, f1 = len(x), f(x)
+    temp, grad = list(x), [0.0] * dim
+    for i in range(dim):
+        delta = max(1e-6 * f1, 1e-8)
+        k = 0
+        while True:
+            assert k != 20, "Gradient failed"
+            temp[i] = x[i] + delta
+            f0 = f(temp)
+            temp[i] = x[i] - delta
+            f2 = f(temp)
+            temp[i] = x[i]
+            if not (np.isnan(f0) or np.isnan(f2)):
+                grad[i] = (f0 - f2) / (2 * delta)
+                t0, t1, t2 = x[i] - delta, x[i], x[i] + delta
+                d1, d2 = (f0 - f1) / delta, (f1 - f2) / delta
+                err = min(max(abs(d1 - grad[i]), abs(d2 - grad[i]), abs(d1 - d2)), delta)
+                normalize = max(abs(grad[i]), abs(f0), abs(f1), abs(f2), abs(t0), abs(t1),
+                                abs(t2), 1e-8)  # fmt: skip
+                if err / normalize < 1e-3:
+                    break
+            delta /= 16
+            k += 1
+    return np.array(grad)
+
+
+G9_SRC = '''
+def setup(n, rng):
+    return (rng.normal(size=n),)
+
+def f(x):
+    return np.sum(np.sin(3 * x) * x**2) + 0.1
+'''
+
+
+def test_scheme_g9_gives_g9s_gradient_on_js_and_numpy():
+    m = adlab.Model.from_source(G9_SRC, "small")
+    (x,) = m.setup(5)
+    f = m.function("numpy")
+    want = g9_gradient(lambda y: float(f(np.asarray(y))), list(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adlab.UntrustedWarning)  # G9's answer is loose
+        on_numpy = adlab.derivative(m, x, mode="numeric", scheme="g9", backend="numpy")
+        on_js = adlab.derivative(m, x, mode="numeric", scheme="g9", backend="js")
+    np.testing.assert_array_equal(on_numpy, want)
+    # the same decisions on f's values as JavaScript rounds them
+    np.testing.assert_allclose(on_js, want, rtol=1e-9)
+    exact = adlab.derivative(m, x)
+    assert 0 < _rel(want, exact) < 1e-3  # G9's answer: central differences, not exact
+
+
+def test_scheme_g9_is_refused_where_it_cannot_run():
+    m = adlab.Model.from_source(G9_SRC, "small")
+    with pytest.raises(ValueError, match="runs on backend 'js' or 'numpy'"):
+        adlab.derivative(m, *m.setup(3), mode="numeric", scheme="g9", backend="jax")
+    wide = _model("wide_moments")
+    with pytest.raises(ValueError, match="scalar f"):
+        adlab.derivative(wide, *wide.setup(3), mode="numeric", scheme="g9", backend="js")
+
+
+# ------------------------------------------------------------- refusals
+SORT_SRC = '''
+def setup(n, rng):
+    return (rng.normal(size=n),)
+
+def f(x):
+    y = np.sort(x)
+    return np.sum(y * x)
+'''
+
+
+@pytest.mark.parametrize("mode", ["primal", "reverse", "numeric"])
+def test_an_operation_js_lacks_is_a_model_error_at_its_line(mode):
+    m = adlab.Model.from_source(SORT_SRC, "sorted")
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.prepare(m, *m.setup(4), mode=mode, backend="js")
+    err = info.value
+    assert err.lineno == 6 and "np.sort" in err.line
+    assert "'sort'" in err.reason and "backend='jax'" in err.hint
+
+
+def test_complex_step_and_float32_are_refused_with_the_reason():
+    m = _model("rosenbrock")
+    with pytest.raises(ValueError, match="complex arithmetic"):
+        adlab.derivative(m, *m.setup(3), mode="complex-step", backend="js")
+    with pytest.raises(ValueError, match="float64 only"):
+        adlab.derivative(m, *m.setup(3), backend="js", precision="float32")
+
+
+def test_js_is_a_known_backend_that_names_its_install():
+    assert "js" in BACKENDS and KNOWN["js"].label == "JavaScript"
+    assert pip_command("js") == "apt-get install -y nodejs"
+
+
+# ------------------------------------------------------------------ Node
+def test_node_killed_mid_session_is_a_clear_error_and_the_next_call_restarts_it():
+    from adlab.engine.backends.js.node import NodeCrashed, node
+
+    m = _model("rosenbrock")
+    p = adlab.prepare(m, *m.setup(4), backend="js")
+    before = p(*p.inputs)
+    os.kill(node().pid, signal.SIGKILL)
+    with pytest.raises(NodeCrashed, match="Node crashed: it was killed by signal 9"):
+        p(*p.inputs)
+    np.testing.assert_array_equal(p(*p.inputs), before)  # a fresh Node, the program reloaded
+
+
+def test_a_stuck_or_dying_node_is_an_error_never_a_hang():
+    from adlab.engine.backends.js.node import NodeCrashed, node
+
+    n = node()
+    stuck = {"op": "load", "id": -1, "consts": [], "n_inputs": 0, "driver": {"kind": "once"},
+             "source": "(C) => function () { for (;;) {} }"}  # fmt: skip
+    n.request(stuck)
+    with pytest.raises(NodeCrashed, match="did not answer within 1 s"):
+        n.request({"op": "call", "id": -1, "inputs": {}}, timeout=1.0)
+    dying = {**stuck, "source": "(C) => function () { console.error('boom'); process.exit(3) }"}
+    n.request(dying)
+    with pytest.raises(NodeCrashed, match="exited with code 3(.|\n)*boom"):
+        n.request({"op": "call", "id": -1, "inputs": {}})
+    assert n.request({"op": "ping"})["pong"].startswith("v")
