@@ -242,6 +242,9 @@ def vector(draw, depth: int, cx: Context, length: int | None = None) -> Node:
         node = matrix_vector(draw, a, vector(draw, depth - 1, cx, length), cx)
     elif k == 6 and length <= 3:
         parts = [scalar(draw, depth - 1, cx) for _ in range(length)]
+        if len({p.text for p in parts}) < length:  # equal entries: std, norm and sort at a
+            parts = [Node(f"x[{i}]" if i < cx.n else f"(x[{i % cx.n}] + 1.0)", (), X_BOUND + 1)
+                     for i in range(length)]  # kink  # fmt: skip
         cx.ops.add("np.array([...])")
         node = Node(f"np.array([{', '.join(p.text for p in parts)}])", (length,),
                     max(p.bound for p in parts), smooth=all(p.smooth for p in parts))  # fmt: skip
