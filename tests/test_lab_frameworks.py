@@ -44,14 +44,16 @@ def _not_installed(monkeypatch, *names: str) -> None:
 
 
 def test_a_framework_not_installed_is_greyed_out_with_its_pip_command(monkeypatch):
-    _not_installed(monkeypatch, "torch", "tensorflow")
+    _not_installed(monkeypatch, "torch", "tensorflow", "js")
     lab = adlab.Lab(n=3, frameworks=["jax"], steps=False, **FAST)
     boxes = lab.framework_checkboxes
-    assert list(boxes) == ["jax", "numpy", "torch", "tensorflow", "autograd"]
+    assert list(boxes) == ["jax", "numpy", "torch", "tensorflow", "autograd", "js"]
     for name, extra in (("torch", "torch"), ("tensorflow", "tensorflow")):
         assert boxes[name].disabled and not boxes[name].value
         assert f"pip install 'adlab[{extra}]'" in boxes[name].description
         assert f"pip install 'adlab[{extra}]'" in boxes[name].tooltip
+    # plain JavaScript needs Node, which pip does not install
+    assert boxes["js"].disabled and "apt-get install -y nodejs" in boxes["js"].tooltip
     assert not any(boxes[n].disabled for n in ("jax", "numpy", "autograd"))
     assert [boxes[n].description for n in ("jax", "numpy", "autograd")] == [
         "JAX", "NumPy", "autograd"]  # fmt: skip

@@ -71,6 +71,8 @@ _FRAMEWORK_TIPS = {
     "torch": "PyTorch: a tape, run eagerly (torch.autograd.grad); jit: torch.compile",
     "tensorflow": "TensorFlow: tf.GradientTape, eager; jit: tf.function(jit_compile=True)",
     "autograd": "HIPS autograd: a tape over NumPy, with no compiler",
+    "js": "plain JavaScript on Float64Array, emitted from JAX's programs and run in Node; "
+    "timed from Python for now, so its times include the pipe to Node (about 0.1 ms)",
 }
 #: the jit choice: its buttons' text -> the ``jit`` trait's value
 JIT_CHOICES = {"as usual": None, "jit": True, "eager": False}

@@ -29,6 +29,7 @@ FRAMEWORK_LOOKS: dict[str, tuple[str, str]] = {
     "torch": ("triangle", "dotdash"),
     "tensorflow": ("inverted_triangle", "dashdot"),
     "autograd": ("hex", "dotted"),
+    "js": ("diamond", "dashed"),
 }
 #: the step-size curves, one per scheme (complex step as in the series)
 STEP_COLORS = {
