@@ -105,6 +105,38 @@ def test_complex_step_on_jax_refuses_a_whole_power_written_as_a_float():
     _close(adlab.derivative(fixed, x, mode="complex-step"), 4 * x**3)
 
 
+# ------------------------------------- what runs in other modes runs here too
+ELSEWHERE = {
+    "x.max()": "x.max() * np.sum(x) + x.min()",
+    "a float64 constant matrix times x": "np.sum((np.ones((3, 3)) @ x) ** 2 + x @ np.eye(3))",
+    "np.dot, np.einsum, np.inner": (
+        "np.sum(np.dot(np.ones((3, 3)), x) * np.einsum('ij,j->i', np.eye(3), x)) "
+        "+ np.inner(np.ones(3), x)"
+    ),
+    "np.sort then a slice": "np.sum(np.sort(x)[1:] ** 2)",
+    "len(x)": "np.sum(x ** 3) / len(x)",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("body", ELSEWHERE.values(), ids=ELSEWHERE.keys())
+def test_complex_step_runs_what_the_backends_other_modes_run(body, backend):
+    """PyTorch: x.max() ("max(): does not support complex input"), a real matrix times
+    the complex x ("expected m1 and m2 to have the same dtype"), np.sort ("no
+    np.take_along_axis here"); TensorFlow: len(x)."""
+    m = _model(body)
+    x = m.setup(3)[0]
+    want = _reference(m, x)
+    try:
+        got = adlab.derivative(m, x, mode="complex-step", backend=backend)
+    except adlab.ModelError as err:  # TensorFlow's own: it compares no complex numbers
+        assert backend == "tensorflow" and "x.max()" in body, err
+        assert err.lineno == LINE and "reverse mode" in err.hint
+        _close(adlab.derivative(m, x, mode="reverse", backend=backend), want)
+        return
+    _close(got, want)
+
+
 # --------------------------------------------- refused: no rule carries it
 REFUSED = {
     "A5": ("np.sum(np.linalg.svd(np.outer(x, x) + np.eye(3), compute_uv=False))", "svd"),

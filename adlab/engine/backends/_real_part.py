@@ -112,6 +112,20 @@ def integer_power(z: Any, p: int) -> Any:
     return z * 0 + 1 if out is None else out
 
 
+#: products of two arrays: PyTorch's refuse a real array beside a complex one
+PRODUCTS = ("matmul", "dot", "inner", "einsum", "tensordot", "kron")
+
+
+def as_complex_beside(args: tuple) -> tuple:
+    """``args`` with each real floating array made complex where another is complex
+    (as NumPy promotes; PyTorch's products refuse mixed dtypes)."""
+    if not any(is_complex(a) for a in args):
+        return args
+    return tuple(a + 0j if hasattr(a, "dtype") and not is_complex(a)
+                 and getattr(a.dtype, "is_floating_point", False) else a
+                 for a in args)  # fmt: skip
+
+
 def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, Callable]:
     """The comparing functions of the namespace ``np``, each following the real-part
     rule on a complex input under complex step, else ``np``'s own; ``constant``
@@ -168,8 +182,11 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
     def argsort(z, axis=-1):
         return np.argsort(re(z), axis=axis)
 
+    # PyTorch's namespace spells NumPy's take_along_axis take_along_dim
+    take = getattr(np, "take_along_axis", None) or np.take_along_dim
+
     def sort(z, axis=-1):
-        return np.take_along_axis(z, np.argsort(re(z), axis=axis), axis=axis)
+        return take(z, np.argsort(re(z), axis=axis), axis)
 
     def clip(z, lo=None, hi=None):
         z = z if lo is None else maximum(z, lo)
@@ -228,6 +245,13 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
     }  # fmt: skip
     table.update({name: bilinear(getattr(np, name)) for name in ("convolve", "correlate")
                   if hasattr(np, name)})  # fmt: skip
+    if getattr(np, "__adlab_framework__", None) == "torch":  # products promote as NumPy's
+        for name in PRODUCTS:
+            if hasattr(np, name):
+                own = getattr(np, name)
+                table[name] = functools.wraps(own)(
+                    lambda *a, own=own, **k: own(*as_complex_beside(a), **k)
+                )
     return {name: rule(name, fn) for name, fn in table.items() if hasattr(np, name)}
 
 
@@ -244,14 +268,22 @@ def is_rule(file_name: str, function_name: str) -> bool:
     return file_name == __file__ and function_name.rsplit(".", 1)[-1] in RULES
 
 
-@functools.cache
-def _exact_integer_powers(framework: str) -> None:
-    """``x ** p`` on PyTorch's and TensorFlow's tensors by ``integer_power`` under
-    complex step, for a complex x and a whole p; the framework's own otherwise. Both
-    compute a complex power as exp(p log x) past p = 3 (TensorFlow's eager ops even
-    at 2 and 3): at a negative real part that leaves ~1e-16 in the imaginary part,
-    1e4 times complex step's. The operator is the class's, so the rule is set there
-    once per process, and is off outside complex step."""
+_OPERATORS_SET: set[str] = set()
+
+
+def _complex_step_operators(framework: str, np: Any) -> None:
+    """Operators of PyTorch's and TensorFlow's tensors under complex step, on a complex
+    x (the framework's own otherwise; set on the class once per process, since the
+    operators are the class's):
+
+    - ``x ** p`` with a whole p by ``integer_power``: both compute a complex power as
+      exp(p log x) past p = 3 (TensorFlow's eager ops even at 2 and 3), which at a
+      negative real part leaves ~1e-16 in the imaginary part, 1e4 times complex step's;
+    - PyTorch: ``A @ x`` with a real A (``as_complex_beside``), and ``x.max()``,
+      ``x.min()`` of the real parts (PyTorch refuses complex ones), by ``np``'s rules."""
+    if framework in _OPERATORS_SET:
+        return
+    _OPERATORS_SET.add(framework)
     if framework == "torch":
         import torch
 
@@ -260,17 +292,39 @@ def _exact_integer_powers(framework: str) -> None:
         import tensorflow as tf
 
         cls = tf.Tensor
-    own = cls.__pow__
 
-    @functools.wraps(own)
-    def pow_(self: Any, other: Any) -> Any:
-        if COMPLEX_STEP.get() and is_complex(self):
-            p = _integral(other)
-            if p is not None:
-                return integer_power(self, p)
-        return own(self, other)
+    def under_complex_step_(name: str, rule: Callable) -> None:
+        own = getattr(cls, name)
 
-    cls.__pow__ = pow_
+        @functools.wraps(own)
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if COMPLEX_STEP.get() and (is_complex(self) or any(map(is_complex, args))):
+                out = rule(self, *args, **kwargs)
+                if out is not NotImplemented:
+                    return out
+            return own(self, *args, **kwargs)
+
+        setattr(cls, name, method)
+
+    def power(z: Any, p: Any) -> Any:
+        q = _integral(p)
+        return NotImplemented if q is None or not is_complex(z) else integer_power(z, q)
+
+    under_complex_step_("__pow__", power)
+    if framework != "torch":
+        return
+    import torch
+
+    def product(own: Callable) -> Callable:
+        return lambda a, b: own(*as_complex_beside((a, b)))
+
+    under_complex_step_("__matmul__", product(torch.matmul))
+    under_complex_step_("__rmatmul__", lambda a, b: torch.matmul(*as_complex_beside((b, a))))
+    rules = real_part_functions(np)
+    for name in ("max", "min"):  # NumPy's x.max(): no arguments (PyTorch's dims differ)
+        amax = rules[name]
+        under_complex_step_(name, lambda z, *a, amax=amax, **k: NotImplemented
+                            if a or k else amax(z))  # fmt: skip
 
 
 @functools.cache
@@ -283,7 +337,7 @@ def with_real_part(np: Any) -> Any:
     framework = getattr(np, "__adlab_framework__", None) or np.__name__.split(".")[0]
     names = {k: v for k, v in vars(np).items() if not k.startswith("_")}
     if framework in ("torch", "tensorflow"):
-        _exact_integer_powers(framework)
+        _complex_step_operators(framework, np)
     try:
         constant = _framework(framework)[1]  # what logsumexp's shift is held with
     except ValueError:  # a framework without AD to hold a value from
