@@ -147,7 +147,8 @@ def crosscheck(model: Any, args: tuple, value: Any, *, wrt: Any, mode: str, sche
         return None
     ref = _reference(model, args, wrt, order)
     if ref is not None and direction is not None:
-        ref = ref @ np.ravel(direction)
+        k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
+        ref = np.reshape(np.reshape(ref, (k, k)) @ np.ravel(direction), np.shape(direction))
     if ref is None or _flat(ref).shape != _flat(value).shape:  # not the same derivative
         return None
     return verdict(value, ref, tol)
