@@ -37,6 +37,9 @@ class Val:
     shape: tuple[int, ...]
     dtype: np.dtype
     literal: bool = False
+    #: a fused value: the statements that compute element ``i`` into ``name`` (a
+    #: ``const``), written into its one consumer's loop instead of a buffer of its own
+    lines: tuple[str, ...] | None = None
 
     @property
     def size(self) -> int:
@@ -48,7 +51,7 @@ class Val:
 
     def at(self, i: str, size: int | None = None) -> str:
         """The element read at flat index ``i`` (a scalar read at 0 wherever it is used)."""
-        if self.literal:
+        if self.literal or self.lines is not None:
             return self.name
         if self.shape == () or (size is not None and self.size == 1 and size != 1):
             return f"{self.name}[0]"
@@ -66,6 +69,10 @@ def number(v: Any) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+def _never(eqn: Any, var: Any) -> bool:
+    return False
+
+
 class Program:
     """The JS text of one jaxpr being built: allocations, body, constants."""
 
@@ -76,6 +83,29 @@ class Program:
         self.consts: list[np.ndarray] = []
         self._count = 0
         self._where: list[Any] = []  # the enclosing call equations (outermost first)
+        self._use: dict[Any, Any] = {}  # a variable used once: the equation using it
+
+    def temp(self) -> str:
+        """A new name for one element of a fused value."""
+        self._count += 1
+        return f"t{self._count}"
+
+    def fuses(self, var: Any) -> bool:
+        """Whether ``var`` can be computed inside its one consumer's loop: that consumer
+        goes over the same elements in the same order (``rules.FUSES``)."""
+        from .rules import FUSES
+
+        eqn = self._use.get(var)
+        return eqn is not None and FUSES.get(eqn.primitive.name, _never)(eqn, var)
+
+    def materialize(self, v: Val) -> Val:
+        """A fused value written into a buffer (for a consumer that indexes it)."""
+        if v.lines is None:
+            return v
+        buf = self.fresh(v.shape, v.dtype)
+        self.emit(f"for (let i = 0; i < {v.size}; i++) {{ {' '.join(v.lines)} "
+                  f"{buf.name}[i] = {v.name}; }}")  # fmt: skip
+        return buf
 
     def fresh(self, shape: tuple[int, ...], dtype: Any) -> Val:
         """A new preallocated buffer."""
@@ -99,6 +129,14 @@ class Program:
     def run(self, jaxpr: Any, consts: list, inputs: list[Val]) -> list[Val]:
         """Emit ``jaxpr``'s equations with its inputs bound to ``inputs``; its outputs."""
         env: dict[Any, Val] = {}
+        seen: dict[Any, int] = {}
+        for eqn in jaxpr.eqns:
+            for v in eqn.invars:
+                if not hasattr(v, "val"):
+                    seen[v] = seen.get(v, 0) + 1
+                    self._use[v] = eqn
+        for v in (*jaxpr.outvars, *(v for v, k in seen.items() if k > 1)):
+            self._use.pop(v, None)  # an output, or used twice: a buffer of its own
         for v, c in zip(jaxpr.constvars, consts, strict=True):
             env[v] = self.const(c)
         for v, val in zip(jaxpr.invars, inputs, strict=True):
@@ -108,7 +146,7 @@ class Program:
             outs = self.equation(eqn, ins)
             for v, val in zip(eqn.outvars, outs, strict=True):
                 env[v] = val
-        return [self.read(env, v) for v in jaxpr.outvars]
+        return [self.materialize(self.read(env, v)) for v in jaxpr.outvars]
 
     def read(self, env: dict, v: Any) -> Val:
         if hasattr(v, "val"):  # a Literal
@@ -123,6 +161,7 @@ class Program:
         if name in CALLS:
             body = call_body(eqn)
             if body is not None:
+                ins = [self.materialize(v) for v in ins]
                 self._where.append(eqn)
                 try:
                     return self.run(body[0], body[1], ins)
@@ -131,6 +170,10 @@ class Program:
         rule = RULES.get(name)
         if rule is None:
             raise self.uncovered(eqn)
+        from .rules import FUSES
+
+        if name not in FUSES:  # it indexes its operands: they need buffers
+            ins = [self.materialize(v) for v in ins]
         return rule(self, eqn, ins)
 
     def uncovered(self, eqn: Any) -> ModelError:

@@ -19,6 +19,17 @@ from .emit import Program, Val
 
 Rule = Callable[[Program, Any, list[Val]], list[Val]]
 RULES: dict[str, Rule] = {}
+#: the primitives that take fused operands, and which: ``fuses(eqn, var)`` says whether
+#: ``eqn`` reads ``var`` element by element in its own loop's order
+FUSES: dict[str, Callable[[Any, Any], bool]] = {}
+
+
+def _same_shape(eqn: Any, var: Any) -> bool:
+    return tuple(eqn.outvars[0].aval.shape) == tuple(var.aval.shape)
+
+
+def _everything(eqn: Any, var: Any) -> bool:
+    return len(eqn.params["axes"]) == len(var.aval.shape)  # a sum of all elements
 
 
 def strides(shape: tuple[int, ...]) -> list[int]:
@@ -80,11 +91,24 @@ def elementwise(name: str, template: Callable[..., str]) -> None:
     """``name`` as ``out[i] = template(operands at i, eqn)``, one loop."""
 
     def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
-        o = out(prog, eqn)
-        if all(v.literal or v.size == 1 or v.shape == o.shape for v in ins):
-            expr = template(*[v.at("i", o.size) for v in ins], eqn=eqn, ins=ins)
-            prog.emit(f"for (let i = 0; i < {o.size}; i++) {o.name}[i] = {expr};")
+        aval = eqn.outvars[0].aval
+        shape, size = tuple(aval.shape), math.prod(aval.shape)
+        flat = all(v.literal or v.size == 1 or v.shape == shape for v in ins)
+        if flat:
+            # operands fused into this loop: theirs only where they cover every element
+            ins = [v if v.lines is None or v.shape == shape else prog.materialize(v)
+                   for v in ins]  # fmt: skip
+            pre = [line for v in ins if v.lines for line in v.lines]
+            expr = template(*[v.at("i", size) for v in ins], eqn=eqn, ins=ins)
+            if size > 1 and prog.fuses(eqn.outvars[0]):  # computed in its consumer's loop
+                t = prog.temp()
+                return [Val(t, shape, np.dtype(aval.dtype), lines=(*pre, f"const {t} = {expr};"))]
+            o = out(prog, eqn)
+            prog.emit(f"for (let i = 0; i < {size}; i++) {{ {' '.join(pre)} "
+                      f"{o.name}[i] = {expr}; }}")  # fmt: skip
             return [o]
+        ins = [prog.materialize(v) for v in ins]
+        o = out(prog, eqn)
         # JAX's jaxprs broadcast size-1 dimensions implicitly: (4, 1) * (1, 6)
         args = [v.at("0") if v.literal or v.size == 1 else read(v, offset(_broadcast_terms(
             v.shape, o.shape))) for v in ins]  # fmt: skip
@@ -93,6 +117,7 @@ def elementwise(name: str, template: Callable[..., str]) -> None:
         return [o]
 
     RULES[name] = fn
+    FUSES[name] = _same_shape
 
 
 def _broadcast_terms(shape: tuple[int, ...], to: tuple[int, ...]) -> list[tuple[str, int]]:
@@ -210,9 +235,29 @@ def copy_from(prog: Program, o: Val, a: Val, terms: list[tuple[str, int]], base:
     prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = {src};"])]))
 
 
+def lazy(prog: Program, eqn: Any, expr: str) -> list[Val] | None:
+    """The output as ``expr`` of the consumer's loop counter ``i`` (no buffer, no loop of
+    its own), where its one consumer fuses it; else None."""
+    if not prog.fuses(eqn.outvars[0]):
+        return None
+    aval = eqn.outvars[0].aval
+    return [Val(f"({expr})", tuple(aval.shape), np.dtype(aval.dtype), lines=())]
+
+
+def _flat_rows(shape: tuple[int, ...], config: list[tuple[int, int, int]]) -> bool:
+    """Whether only the first dimension is cut or padded (the rest whole), step 1: the
+    output's flat index is the operand's shifted."""
+    return bool(shape) and all(c == (0, 0, 0) for c in config[1:]) and config[0][2] == 0
+
+
 @rule("broadcast_in_dim")
 def _broadcast(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
-    a, o = ins[0], out(prog, eqn)
+    a = ins[0]
+    if a.size == 1:  # a scalar everywhere
+        fused = lazy(prog, eqn, a.at("0"))
+        if fused:
+            return fused
+    o = out(prog, eqn)
     dims, st = eqn.params["broadcast_dimensions"], strides(a.shape)
     terms = [(f"c{d}", st[k] if a.shape[k] != 1 else 0) for k, d in enumerate(dims)]
     copy_from(prog, o, a, terms)
@@ -229,10 +274,17 @@ def _transpose(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 @rule("slice")
 def _slice(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
-    a, o = ins[0], out(prog, eqn)
+    a = ins[0]
     st, start = strides(a.shape), eqn.params["start_indices"]
     step = eqn.params["strides"] or (1,) * len(a.shape)
     base = sum(s * t for s, t in zip(start, st, strict=True))
+    limit = eqn.params["limit_indices"]
+    cut = [(start[d], a.shape[d] - limit[d], step[d] - 1) for d in range(len(st))]
+    if not a.literal and _flat_rows(a.shape, cut):  # x[1:], x[:-1]: read in place
+        fused = lazy(prog, eqn, f"{a.name}[i + {base}]")
+        if fused:
+            return fused
+    o = out(prog, eqn)
     copy_from(prog, o, a, [(f"c{d}", step[d] * st[d]) for d in range(len(st))], base)
     return [o]
 
@@ -300,9 +352,17 @@ def _stack(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 @rule("pad")
 def _pad(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
-    (a, value), o = ins, out(prog, eqn)
-    prog.emit(f"{o.name}.fill({read(value, '0')});")
+    (a, value) = ins
     config = eqn.params["padding_config"]
+    lo = config[0][0] if config else 0
+    if not a.literal and _flat_rows(a.shape, config) and lo >= 0 and config[0][1] >= 0:
+        first = lo * math.prod(a.shape[1:])  # the gradient of x[1:]: zeros around x
+        fused = lazy(prog, eqn, f"i >= {first} && i < {first + a.size} ? "
+                                f"{a.name}[i - {first}] : {read(value, '0')}")  # fmt: skip
+        if fused:
+            return fused
+    o = out(prog, eqn)
+    prog.emit(f"{o.name}.fill({read(value, '0')});")
     st = strides(o.shape)
     coords = [f"({lo} + c{d} * {interior + 1})" for d, (lo, _, interior) in enumerate(config)]
     dst = " + ".join(f"{c} * {s}" for c, s in zip(coords, st, strict=True)) or "0"
@@ -337,7 +397,21 @@ def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
     RULES[name] = fn
 
 
+def _sum_all(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    """A sum of every element, in one loop with what is fused into it."""
+    a, o = ins[0], out(prog, eqn)
+    if a.lines is None:
+        return _reduce_sum(prog, eqn, [a])
+    prog.emit(*block([f"let s = 0;",
+                      f"for (let i = 0; i < {a.size}; i++) {{ {' '.join(a.lines)} s += {a.name}; }}",
+                      f"{o.name}[0] = s;"]))  # fmt: skip
+    return [o]
+
+
 reduction("reduce_sum", "0", lambda acc, v: f"{acc} + {v}")
+_reduce_sum = RULES["reduce_sum"]
+RULES["reduce_sum"] = _sum_all
+FUSES["reduce_sum"] = _everything
 reduction("reduce_prod", "1", lambda acc, v: f"{acc} * {v}")
 reduction("reduce_max", "-Infinity", lambda acc, v: f"Math.max({acc}, {v})")
 reduction("reduce_min", "Infinity", lambda acc, v: f"Math.min({acc}, {v})")
