@@ -164,6 +164,8 @@ def floor_kind(backend: str | None) -> str:
     known = KNOWN[backend or "jax"]
     if known.label == "NumPy":
         return "NumPy"
+    if known.executable is not None:  # js: timed from Python, the pipe to Node included
+        return f"{known.label} (in {known.executable}, called through a pipe)"
     # x + 1 needs no tape: a framework without a compiler runs it in plain NumPy
     how = "jitted" if known.default_jit else "eager" if known.compiler else "plain NumPy"
     return f"{known.label} ({how})"
