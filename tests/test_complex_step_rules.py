@@ -196,6 +196,18 @@ def test_where_jax_cannot_trace_f_complex_step_runs_flagged_not_in_jaxs_words(ba
     assert "jax-ml" not in notes[0] and "jnp." not in notes[0]
 
 
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow", "autograd"])
+def test_where_jax_cannot_trace_f_a_dropped_imaginary_part_is_still_refused(backend):
+    """float(v) of a complex value drops its imaginary part: JAX's trace stops there,
+    so the result is compared with central differences, and refused."""
+    m = _model("float(np.sum(x**2)) * np.sum(x)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's ComplexWarning, the unchecked note
+        with pytest.raises(adlab.ModelError, match="disagrees with central differences") as info:
+            adlab.derivative(m, m.setup(3)[0], mode="complex-step", backend=backend)
+    assert info.value.lineno == LINE and "forward or reverse mode" in info.value.hint
+
+
 # ------------------------------------------ what the check trusts, checked
 # one model per primitive complex step trusts (CARRIES), each compared with reverse
 # mode at h = 1e-20: a primitive whose complex arithmetic loses the imaginary part

@@ -27,6 +27,7 @@ References:
 from __future__ import annotations
 
 import ast
+import re
 
 import jax
 import jax.numpy as jnp
@@ -273,8 +274,42 @@ def _unchecked(exc: BaseException, files, backend: str) -> str:
         tb = tb.tb_next
     return (f"f's analyticity was not checked: adlab checks it by tracing f with JAX, which "
             f"cannot run{where} the model as written (a limit of JAX's, not the model's), "
-            f"so complex step ran on {backend} unchecked; forward or reverse mode gives "
-            f"the exact derivative to compare with")  # fmt: skip
+            f"so complex step's result on {backend} was only compared with central "
+            f"differences along one direction, at the first point")  # fmt: skip
+
+
+def _against_differences(spec: Spec, args, i: int, jac, note: str) -> None:
+    """Refuse if the complex-step Jacobian ``jac`` of argument i, times a fixed random
+    direction v, disagrees with central differences of f along v: an operation that
+    drops the imaginary part (``float(v)``, a cast to real) makes it 0 or a part of
+    the derivative, far outside the differences' error (~eps^(2/3)). Two evaluations
+    of f, once, where JAX could not trace f to check it line by line."""
+    b = spec.impl
+    x = np.asarray(b.to_numpy(args[i]))
+    v = np.random.default_rng(0).standard_normal(x.shape).astype(x.dtype)
+    eps = float(np.finfo(x.dtype).eps)
+    d = eps ** (1 / 3) * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+
+    def at(sign: float) -> np.ndarray:
+        moved = list(args)
+        moved[i] = b.constant((x + sign * d * v).astype(x.dtype))
+        out = spec.f(*moved)
+        return np.ravel(np.asarray(b.to_numpy(out) if hasattr(out, "shape") else out))
+
+    diff = (at(1.0) - at(-1.0)) / (2 * d)
+    step = np.asarray(b.to_numpy(jac)).reshape(diff.size, -1) @ v.ravel()
+    scale = max(float(np.linalg.norm(diff)), float(np.linalg.norm(step)))
+    if np.linalg.norm(step - diff) <= 1e3 * eps ** (2 / 3) * scale:
+        return
+    lineno = int(m.group(1)) if (m := re.search(r"line (\d+) of", note)) else None
+    line = source_line(next(iter(spec.files)), lineno) if spec.files and lineno else None
+    where = f" (JAX, which checks f line by line, stops at line {lineno})" if lineno else ""
+    raise ModelError(
+        f"complex step disagrees with central differences along a direction "
+        f"({float(np.linalg.norm(step)):.3g} against {float(np.linalg.norm(diff)):.3g}): "
+        f"some operation in f drops the imaginary part of x + ih (float(v), a cast to "
+        f"a real type){where}, so Im f(x + ih)/h is wrong",
+        lineno=lineno, line=line, hint=_advice(spec.backend))  # fmt: skip
 
 
 def _one(spec: Spec, i: int, h: float, args, flat: bool = False):
@@ -324,9 +359,16 @@ def complex_step(spec: Spec) -> Built:
                 raise ModelError(message, lineno=where[1] if where else None, line=line,
                                  hint=hint)  # fmt: skip
 
+    unchecked = [not trusted and spec.f_jax is not None and not spec.jit]
+
     def make(flat):
         def fn(*args):
-            return pick([_one(spec, i, h, args, flat) for i in spec.indices], spec.wrt)
+            jacs = [_one(spec, i, h, args, flat) for i in spec.indices]
+            if unchecked[0]:  # no line-by-line check, so a check of the result, once passed
+                for i, jac in zip(spec.indices, jacs, strict=True):
+                    _against_differences(spec, args, i, jac, note)
+                unchecked[0] = False
+            return pick(jacs, spec.wrt)
 
         return fn
 
