@@ -83,20 +83,23 @@ class Program:
         self.consts: list[np.ndarray] = []
         self._count = 0
         self._where: list[Any] = []  # the enclosing call equations (outermost first)
-        self._use: dict[Any, Any] = {}  # a variable used once: the equation using it
+        self._uses: dict[Any, list] = {}  # a variable's consumers (None: an output)
 
     def temp(self) -> str:
         """A new name for one element of a fused value."""
         self._count += 1
         return f"t{self._count}"
 
-    def fuses(self, var: Any) -> bool:
+    def fuses(self, var: Any, everywhere: bool = False) -> bool:
         """Whether ``var`` can be computed inside its one consumer's loop: that consumer
-        goes over the same elements in the same order (``rules.FUSES``)."""
+        goes over the same elements in the same order (``rules.FUSES``). ``everywhere``:
+        in each of its consumers' loops (for a read that costs no more than a load)."""
         from .rules import FUSES
 
-        eqn = self._use.get(var)
-        return eqn is not None and FUSES.get(eqn.primitive.name, _never)(eqn, var)
+        uses = self._uses.get(var, [None])
+        if len(uses) > 1 and not everywhere:
+            return False
+        return all(e is not None and FUSES.get(e.primitive.name, _never)(e, var) for e in uses)
 
     def materialize(self, v: Val) -> Val:
         """A fused value written into a buffer (for a consumer that indexes it)."""
@@ -129,14 +132,15 @@ class Program:
     def run(self, jaxpr: Any, consts: list, inputs: list[Val]) -> list[Val]:
         """Emit ``jaxpr``'s equations with its inputs bound to ``inputs``; its outputs."""
         env: dict[Any, Val] = {}
-        seen: dict[Any, int] = {}
+        uses: dict[Any, list] = {}  # anew at each inlining of a body called twice
         for eqn in jaxpr.eqns:
             for v in eqn.invars:
                 if not hasattr(v, "val"):
-                    seen[v] = seen.get(v, 0) + 1
-                    self._use[v] = eqn
-        for v in (*jaxpr.outvars, *(v for v, k in seen.items() if k > 1)):
-            self._use.pop(v, None)  # an output, or used twice: a buffer of its own
+                    uses.setdefault(v, []).append(eqn)
+        for v in jaxpr.outvars:
+            if not hasattr(v, "val"):
+                uses.setdefault(v, []).append(None)  # an output: a buffer of its own
+        self._uses.update(uses)
         for v, c in zip(jaxpr.constvars, consts, strict=True):
             env[v] = self.const(c)
         for v, val in zip(jaxpr.invars, inputs, strict=True):
@@ -214,9 +218,13 @@ def emit(closed: Any, files: frozenset[str]) -> tuple[str, list[np.ndarray], lis
             o = buf
         ret.append(o.name)
     args = ", ".join(v.name for v in inputs)
+    listed = f"[{', '.join(ret)}]"
+    if all(r.startswith(("B", "C[")) for r in ret):  # its own buffers: one list, made once
+        prog.allocs.append(f"const OUT = {listed};")
+        listed = "OUT"
     source = "\n".join([
         "(function (C) {", *("  " + a for a in prog.allocs),
         f"  return function ({args}) {{", *("    " + b for b in prog.body),
-        f"    return [{', '.join(ret)}];", "  };", "})",
+        f"    return {listed};", "  };", "})",
     ])  # fmt: skip
     return source, prog.consts, outs

@@ -55,6 +55,21 @@ def _traced(f: Callable, args: tuple, wrt: int, driver: str) -> Callable:
     return lambda *flat: f(*rebuilt(flat))  # once, numeric, g9: f itself
 
 
+def emitted(f: Callable, args: tuple, wrt: int, driver: str,
+            files: frozenset[str] = frozenset()) -> tuple[str, list, tuple]:  # fmt: skip
+    """(JavaScript source, constants, f's output shape) of the program ``driver`` runs
+    at ``args``' shapes: its inputs are ``args``' leaves (then the direction, for a JVP
+    or VJP). What ``benchmarks/js_emitted.py`` times."""
+    leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
+    x_shape = leaves[len(jax.tree_util.tree_leaves(args[:wrt]))].shape
+    with precision_scope("float64"):
+        out_shape = tuple(jax.eval_shape(lambda *a: f(*a), *args).shape)
+        extra = {"columns": [np.zeros(x_shape)], "rows": [np.zeros(out_shape)]}.get(driver, [])
+        closed = jax.make_jaxpr(_traced(f, args, wrt, driver))(*leaves, *extra)
+    source, consts, _ = emit(closed, files or files_of(f))
+    return source, consts, out_shape
+
+
 @dataclass
 class Loaded:
     """One emitted program, and what of it Node holds."""
@@ -153,16 +168,7 @@ class JsFunction:
     def _build(self, args: tuple, leaves: list) -> tuple[Loaded, int, tuple, tuple]:
         x_slot = len(jax.tree_util.tree_leaves(args[:self.wrt]))
         x_shape = leaves[x_slot].shape
-        with precision_scope("float64"):
-            out = jax.eval_shape(lambda *a: self.f(*a), *args)
-            out_shape = tuple(out.shape)
-            extra = []
-            if self.driver == "columns":
-                extra = [np.zeros(x_shape)]
-            elif self.driver == "rows":
-                extra = [np.zeros(out_shape)]
-            closed = jax.make_jaxpr(_traced(self.f, args, self.wrt, self.driver))(*leaves, *extra)
-        source, consts, _ = emit(closed, self.files)
+        source, consts, out_shape = emitted(self.f, args, self.wrt, self.driver, self.files)
         driver = {"kind": "once" if self.driver == "grad" else self.driver, "x": x_slot,
                   "n": math.prod(x_shape), "m": math.prod(out_shape), **self.options}  # fmt: skip
         if self.step is not None:

@@ -104,8 +104,8 @@ def elementwise(name: str, template: Callable[..., str]) -> None:
                 t = prog.temp()
                 return [Val(t, shape, np.dtype(aval.dtype), lines=(*pre, f"const {t} = {expr};"))]
             o = out(prog, eqn)
-            prog.emit(f"for (let i = 0; i < {size}; i++) {{ {' '.join(pre)} "
-                      f"{o.name}[i] = {expr}; }}")  # fmt: skip
+            loop = "const i = 0;" if size == 1 else f"for (let i = 0; i < {size}; i++)"
+            prog.emit(f"{{ {loop} {{ {' '.join(pre)} {o.name}[i] = {expr}; }} }}")
             return [o]
         ins = [prog.materialize(v) for v in ins]
         o = out(prog, eqn)
@@ -238,7 +238,7 @@ def copy_from(prog: Program, o: Val, a: Val, terms: list[tuple[str, int]], base:
 def lazy(prog: Program, eqn: Any, expr: str) -> list[Val] | None:
     """The output as ``expr`` of the consumer's loop counter ``i`` (no buffer, no loop of
     its own), where its one consumer fuses it; else None."""
-    if not prog.fuses(eqn.outvars[0]):
+    if not prog.fuses(eqn.outvars[0], everywhere=True):  # a load: as cheap in each loop
         return None
     aval = eqn.outvars[0].aval
     return [Val(f"({expr})", tuple(aval.shape), np.dtype(aval.dtype), lines=())]
