@@ -65,8 +65,9 @@ def runs_for(case, i: int, jax_second: int, tf_second: int) -> list[str]:
 
 
 def campaign(count: int, seed: int, out: Path, jax_second: int, tf_second: int,
-             part: str) -> None:  # fmt: skip
-    """Models ``part`` = "k/m" (the k-th of m interleaved shares) into ``out``."""
+             part: str, only: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """Models ``part`` = "k/m" (the k-th of m interleaved shares) into ``out``;
+    ``only``: the runs of these frameworks alone."""
     k, m = (int(s) for s in part.split("/"))
     cases = generate(count, seed)
     worker = Worker(timeout_s=600)
@@ -74,7 +75,8 @@ def campaign(count: int, seed: int, out: Path, jax_second: int, tf_second: int,
         for i, case in enumerate(cases):
             if i % m != k:
                 continue
-            runs = runs_for(case, i, jax_second, tf_second)
+            runs = [r for r in runs_for(case, i, jax_second, tf_second)
+                    if not only or r.split(" ")[0] in only]  # fmt: skip
             start = time.perf_counter()
             verdicts = worker.evaluate(dict(asdict(case), runs=runs))
             fh.write(json.dumps(dict(asdict(case), index=i, seconds=time.perf_counter() - start,
@@ -233,9 +235,11 @@ if __name__ == "__main__":
     ap.add_argument("--part", default="0/1", help="k/m: the k-th of m interleaved shares")
     ap.add_argument("--jax-second", type=int, default=2)
     ap.add_argument("--tf-second", type=int, default=2)
+    ap.add_argument("--only", default="", help="comma-separated frameworks: their runs alone")
     ap.add_argument("--summary", type=Path, nargs="*")
     a = ap.parse_args()
     if a.summary:
         print(summary(a.summary))
     else:
-        campaign(a.models, a.seed, a.out, a.jax_second, a.tf_second, a.part)
+        only = tuple(b for b in a.only.split(",") if b)
+        campaign(a.models, a.seed, a.out, a.jax_second, a.tf_second, a.part, only)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import time
 import traceback
 import warnings
@@ -40,6 +41,8 @@ FIRST_ON = {
     "autograd": FIRST,
     "numpy": ("primal", "numeric", "complex-step"),
 }
+if shutil.which("node"):  # backend='js' runs the model's jaxprs in Node: no complex numbers
+    FIRST_ON["js"] = ("primal", "forward", "reverse", "numeric")
 COMPOSITIONS = ("forward-over-reverse", "reverse-over-forward", "reverse-over-reverse",
                 "forward-over-forward", "numeric", "complex-step")  # fmt: skip
 #: the Hessian compositions each framework runs (adlab.engine.modes.second_order.ON)
