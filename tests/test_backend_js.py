@@ -116,6 +116,84 @@ def test_derivative_on_js_is_the_public_entry_point():
     assert _rel(got, want) <= 1e-11
 
 
+def test_new_data_bound_by_a_call_reaches_node_and_stays_bound():
+    m = _model("llsq")
+    old, new = m.setup(N), m.setup(N, seed=1)
+    p = adlab.prepare(m, *old, backend="js")
+    want = _value(m, new, "reverse", "jax")
+    assert _rel(p(*new), want) <= 1e-12
+    assert _rel(p(new[0]), want) <= 1e-12  # the new data kept for later calls
+    assert _rel(p(*old), _value(m, old, "reverse", "jax")) <= 1e-12
+
+
+# ------------------------------------------------- each rule on its own
+_rng = np.random.default_rng(0)
+A, B = _rng.normal(size=(3, 4)), _rng.normal(size=(4, 5))
+C, D = _rng.normal(size=(2, 3, 4)), _rng.normal(size=(2, 4, 5))
+
+
+def _rules_cases():
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    ints = jnp.arange(12).reshape(3, 4)
+    return {
+        "transpose": (lambda a: jnp.transpose(a) * 2.0, (A,)),
+        "3-d transpose": (lambda c: jnp.transpose(c, (2, 0, 1)) + 1.0, (C,)),
+        "matmul": (lambda a, b: a @ b, (A, B)),
+        "batched matmul": (lambda c, d: jnp.einsum("bij,bjk->bik", c, d), (C, D)),
+        "two contracted dims": (lambda c: jnp.tensordot(c, c, axes=([1, 2], [1, 2])), (C,)),
+        "sum over an axis": (lambda c: jnp.sum(c, axis=1), (C,)),
+        "max over two axes": (lambda c: jnp.max(c, axis=(0, 2)), (C,)),
+        "prod": (lambda a: jnp.prod(a, axis=0), (A,)),
+        "cumsum on axis 1": (lambda c: jnp.cumsum(c, axis=1), (C,)),
+        "reverse cumsum": (lambda a: lax.cumsum(a, axis=1, reverse=True), (A,)),
+        "cumprod": (lambda a: jnp.cumprod(a, axis=0), (A,)),
+        "interior pad": (lambda a: lax.pad(a, 0.5, ((1, 2, 1), (0, -1, 0))), (A,)),
+        "negative pad": (lambda a: lax.pad(a, 0.0, ((-1, 1, 0), (2, 0, 0))), (A,)),
+        "rev": (lambda a: jnp.flip(a, axis=1) - a, (A,)),
+        "strided slice": (lambda c: c[:, ::2, 1:], (C,)),
+        "concatenate on axis 1": (lambda a: jnp.concatenate([a, 2 * a[:, :2]], axis=1), (A,)),
+        "stack on axis 1": (lambda a: jnp.stack([a, a * a], axis=1), (A,)),
+        "split": (lambda a: jnp.split(a, [1, 3], axis=1)[2] * jnp.split(a, [1, 3], axis=1)[0],
+                  (A,)),
+        "iota": (lambda a: a * jnp.arange(4.0)[None, :] + jnp.arange(3)[:, None], (A,)),
+        "broadcast in the middle": (lambda c, a: c * a[None, :, :] + a[:, :1][None], (C, A)),
+        "where": (lambda a: jnp.where(a > 0, jnp.log1p(a * a), -a**3), (A,)),
+        "clip": (lambda a: jnp.clip(a, -0.5, 0.5), (A,)),
+        "integer division": (lambda a: a * (ints // 5 - 7 // 2) + ints % 3, (A,)),
+        "functions": (lambda a: jnp.arctan2(a, 1.5) + jnp.sinh(a) + jnp.sqrt(jnp.abs(a))
+                      + jnp.expm1(a), (A,)),
+        "sigmoid, softplus": (lambda a: jax.nn.sigmoid(a) + jax.nn.softplus(a), (A,)),
+        "powers": (lambda a: jnp.abs(a) ** 1.7 + a**-2, (A,)),
+        "min, max": (lambda a, b: jnp.minimum(a, b[:3, :4]) + jnp.maximum(a, 0.1), (A, B)),
+        "norm (a jitted call)": (lambda a: jnp.linalg.norm(a) + jnp.mean(a**2), (A,)),
+        "astype int": (lambda a: (a * 3).astype(jnp.int32) + a, (A,)),
+        "squeeze, expand": (lambda c: jnp.squeeze(c[:1], 0)[:, :, None] * 2, (C,)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_rules_cases()))
+def test_each_rule_and_its_gradient_agree_with_jax(case):
+    """Shapes and parameters the catalog's models do not reach: axes, batch dimensions,
+    interior and negative padding, integer arithmetic."""
+    import jax
+
+    from adlab.engine.backends.js.program import JsFunction
+    from adlab.engine.precision import precision_scope
+
+    f, args = _rules_cases()[case]
+    loss = lambda *a: jax.numpy.sum(f(*a) ** 2)  # noqa: E731
+    with precision_scope("float64"):
+        want, grad = np.asarray(jax.jit(f)(*args)), np.asarray(jax.grad(loss)(*args))
+    got = JsFunction(f, 0, "once")(*args)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(JsFunction(loss, 0, "grad")(*args), grad, rtol=1e-12,
+                               atol=1e-13)  # fmt: skip
+
+
 # ------------------------------------------------------------------- G9
 def g9_gradient(f, x):
     """G9.js's gradient (bijection/g9, src/minimize.js), transcribed for this test."""
