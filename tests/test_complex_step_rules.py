@@ -105,6 +105,16 @@ def test_complex_step_on_jax_refuses_a_whole_power_written_as_a_float():
     _close(adlab.derivative(fixed, x, mode="complex-step"), 4 * x**3)
 
 
+@pytest.mark.parametrize("backend", ["jax", "autograd"])
+def test_complex_step_hessian_through_a_broadcast_maximum_is_exact(backend):
+    """autograd's np.where left a broadcast argument's gradient at the broadcast shape:
+    "array is not broadcastable to correct shape", raw, from autograd's backward pass."""
+    m = _model("np.sum(np.maximum(x[1:], x[0]) ** 2 + np.minimum(x[0], x[1:]) ** 3)")
+    x = m.setup(3)[0]
+    got = adlab.hessian(m, x, mode="complex-step", backend=backend)
+    _close(got, adlab.hessian(m, x, mode="forward-over-reverse"), 1e-12)
+
+
 # ------------------------------------- what runs in other modes runs here too
 ELSEWHERE = {
     "x.max()": "x.max() * np.sum(x) + x.min()",

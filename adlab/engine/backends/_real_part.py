@@ -157,6 +157,11 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
         return np.sign(re(z))
 
     def maximum(a, b):  # a tie: the mean, whose real part is the tied value exactly
+        sa, sb = getattr(a, "shape", None), getattr(b, "shape", None)
+        if sa is not None and sb is not None and tuple(sa) != tuple(sb):
+            # broadcast by adding: autograd's np.where does not sum a broadcast
+            # argument's gradient back to its shape (complex step of its gradient)
+            a, b = a + np.zeros_like(b), b + np.zeros_like(a)
         ra, rb = re(a), re(b)
         return np.where(ra > rb, a, np.where(ra < rb, b, (a + b) / 2))
 
