@@ -512,10 +512,10 @@ def scalar(draw, depth: int, cx: Context) -> Node:
         cx.ops.add(["x[0]", "x[-1]", "np.sum(x)"][k])
         text = ["x[0]", "x[-1]", "np.sum(x)"][k]
         return Node(text, (), X_BOUND * (cx.n if k == 2 else 1), leaf=k < 2)
-    k = draw(st.integers(0, 7))
+    k = draw(st.integers(0, 9))
     if k == 0:
         return scalar(draw, 0, cx)
-    if k in (1, 2):
+    if k in (1, 2, 8, 9):  # reductions: the richest family
         node = reduce(draw, vector(draw, depth - 1, cx), cx)
     elif k == 3:
         a = vector(draw, depth - 1, cx)
@@ -526,7 +526,7 @@ def scalar(draw, depth: int, cx: Context) -> Node:
         node = unary(draw, scalar(draw, depth - 1, cx), cx)
     elif k == 6:
         node = binary(draw, scalar(draw, depth - 1, cx), scalar(draw, depth - 1, cx), cx)
-    else:  # a traced value turned into a Python float (issue 23, A8), on its own line
+    else:  # k == 7: a traced value made a Python float (issue 23, A8), on its own line
         inner = scalar(draw, depth - 1, cx)
         cx.ops.add("float")
         return cx.name(Node(f"float({inner.text})", (), inner.bound, smooth=inner.smooth))
@@ -547,11 +547,19 @@ def models(draw, max_depth: int = 3) -> Case:
     """A random model at small n (2 to 5), scalar or vector valued."""
     n = draw(st.integers(2, 5))
     cx = Context(n)
-    depth = draw(st.integers(1, max_depth))
     vector_out = draw(st.integers(0, 3)) == 0  # mostly scalar: the Hessians need one
-    node = vector(draw, depth, cx) if vector_out else scalar(draw, depth, cx)
-    if node.bound > 1e6:  # keep the values moderate: relative error is then meaningful
-        node = replace(node, text=squash(node), bound=1.0)
+    # a sum of up to three terms: each model (a compile per run) tries more operations
+    terms = []
+    for _ in range(draw(st.integers(1, 3))):
+        depth = draw(st.integers(1, max_depth))
+        length = terms[0].shape[0] if terms and vector_out else None
+        term = vector(draw, depth, cx, length) if vector_out else scalar(draw, depth, cx)
+        if term.bound > 1e6:  # keep the values moderate: relative error is then meaningful
+            term = replace(term, text=squash(term), bound=1.0)
+        terms.append(term)
+    node = Node(" + ".join(atom(t) for t in terms) if len(terms) > 1 else terms[0].text,
+                terms[0].shape, sum(t.bound for t in terms),
+                smooth=all(t.smooth for t in terms))  # fmt: skip
     seed = draw(st.integers(0, 2**16))
     ops = tuple(sorted(cx.ops))
     return Case(source(cx.lines, node.text), n, seed, node.smooth, vector_out, ops)
