@@ -99,8 +99,8 @@ PROFILE = dict(
 )  # fmt: skip
 
 
-# Until issue 23's classes are fixed these fail (notes/differential_findings.md counts
-# them); not strict, so that drawing only sound models cannot fail. Remove once fixed.
+# Until issue 23's classes are fixed these fail (tests/_differential_campaign.py counts
+# them on many models); not strict, as a draw may miss them all. Remove once fixed.
 OPEN = pytest.mark.xfail(strict=False, reason="issue 23: classes still open (see the fixed "
                          "examples below); remove once they pass")  # fmt: skip
 
