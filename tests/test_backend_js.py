@@ -22,7 +22,7 @@ from adlab.engine.backends import KNOWN, installed, pip_command
 pytestmark = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
 
 MODELS = ["normal_logpdf", "g9_graphics", "rosenbrock", "mlp_batched", "gaussian_residual",
-          "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse"]  # fmt: skip
+          "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse", "gmm"]  # fmt: skip
 SMALL = {"mlp_batched": {"N1": 12, "N2": 4}}  # 22k parameters by default: forward is n passes
 N = 6
 
@@ -171,6 +171,14 @@ def _rules_cases():
         "norm (a jitted call)": (lambda a: jnp.linalg.norm(a) + jnp.mean(a**2), (A,)),
         "astype int": (lambda a: (a * 3).astype(jnp.int32) + a, (A,)),
         "squeeze, expand": (lambda c: jnp.squeeze(c[:1], 0)[:, :, None] * 2, (C,)),
+        "take columns": (lambda a: a[:, np.array([3, 0, 0, 2])] * 2, (A,)),
+        "take rows": (lambda a: jnp.take(a, np.array([2, 1, 1]), axis=0), (A,)),
+        "index pairs": (lambda a: a[np.array([0, 2, 1]), np.array([1, 3, 0])], (A,)),
+        "take, clipped": (lambda a: jnp.take(a.ravel(), np.array([3, 0, 20]), mode="clip"),
+                          (A,)),
+        "take, filled": (lambda a: jnp.take(a.ravel(), np.array([1, 25, -30]), mode="fill",
+                                            fill_value=-1.0), (A,)),
+        "at[].add": (lambda a: a.at[np.array([0, 2, 0])].add(a[:3] * 3), (A,)),
     }
 
 

@@ -476,9 +476,81 @@ def _dot(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
     return [o]
 
 
-def covered() -> list[str]:
-    """The primitives js translates (sorted), for messages and docs."""
-    return sorted(RULES)
 
 
-__all__ = ["RULES", "covered", "math"]
+# ------------------------------------------------------ gather, scatter
+def _mode(eqn: Any) -> str:
+    return str(eqn.params["mode"]).rsplit(".", 1)[-1]  # GatherScatterMode.CLIP -> CLIP
+
+
+def _index_reads(idx: Val, coords: list[str], count: int) -> list[str]:
+    """The ``count`` entries of ``idx``'s last axis (the index vector) at ``coords``."""
+    st = strides(idx.shape)
+    base = [(c, s) for c, s in zip(coords, st[:-1], strict=True)]
+    return [read(idx, offset(base, k * st[-1])) for k in range(count)]
+
+
+@rule("gather")
+def _gather(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    """XLA's gather with JAX's layout (the index vector last), clamped into bounds
+    (``clip``, ``promise_in_bounds``) or filled (``fill``) as its mode says."""
+    (a, idx), o = ins, out(prog, eqn)
+    dn, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
+    if dn.operand_batching_dims:
+        raise prog.uncovered(eqn)
+    batch = [d for d in range(len(o.shape)) if d not in dn.offset_dims]
+    window = [d for d in range(len(a.shape)) if d not in dn.collapsed_slice_dims]
+    starts = _index_reads(idx, [f"c{d}" for d in batch], len(dn.start_index_map))
+    st, body, inside = strides(a.shape), [], []
+    at = {d: "0" for d in range(len(a.shape))}
+    for k, d in enumerate(dn.start_index_map):
+        hi = a.shape[d] - sizes[d]
+        if _mode(eqn) == "FILL_OR_DROP":
+            body.append(f"const s{k} = {starts[k]};")
+            inside.append(f"s{k} >= 0 && s{k} <= {hi}")
+        else:
+            body.append(f"const s{k} = Math.min(Math.max({starts[k]}, 0), {hi});")
+        at[d] = f"s{k}"
+    for od, d in zip(dn.offset_dims, window, strict=True):
+        at[d] = f"{at[d]} + c{od}"
+    src = read(a, " + ".join(f"({at[d]}) * {st[d]}" for d in range(len(st))) or "0")
+    if inside:
+        fill = eqn.params.get("fill_value")
+        src = f"({' && '.join(inside)} ? {src} : {'NaN' if fill is None else float(fill)})"
+    body.append(f"{o.name}[k++] = {src};")
+    prog.emit(*block(["let k = 0;", *nest(o.shape, body)]))
+    return [o]
+
+
+@rule("scatter-add", "scatter_add")
+def _scatter_add(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    """XLA's scatter with addition: the operand, each update added at its index (an
+    update out of bounds clamped for ``clip``, else dropped, as XLA does)."""
+    (a, idx, upd), o = ins, out(prog, eqn)
+    dn = eqn.params["dimension_numbers"]
+    if dn.operand_batching_dims:
+        raise prog.uncovered(eqn)
+    copy_from(prog, o, a, [(f"c{d}", s) for d, s in enumerate(strides(a.shape))])
+    scatter = [d for d in range(len(upd.shape)) if d not in dn.update_window_dims]
+    window = [d for d in range(len(a.shape)) if d not in dn.inserted_window_dims]
+    starts = _index_reads(idx, [f"c{d}" for d in scatter], len(dn.scatter_dims_to_operand_dims))
+    st, body, inside = strides(a.shape), [], []
+    at = {d: "0" for d in range(len(a.shape))}
+    for k, d in enumerate(dn.scatter_dims_to_operand_dims):
+        body.append(f"const s{k} = {starts[k]};")
+        at[d] = f"s{k}"
+    for ud, d in zip(dn.update_window_dims, window, strict=True):
+        at[d] = f"{at[d]} + c{ud}"
+    if _mode(eqn) == "CLIP":
+        window_size = {d: upd.shape[ud] for ud, d in zip(dn.update_window_dims, window,
+                                                          strict=True)}  # fmt: skip
+        for k, d in enumerate(dn.scatter_dims_to_operand_dims):
+            hi = a.shape[d] - window_size.get(d, 1)
+            body[k] = f"const s{k} = Math.min(Math.max({starts[k]}, 0), {hi});"
+    else:
+        inside = [f"({at[d]}) >= 0 && ({at[d]}) < {a.shape[d]}" for d in range(len(st))]
+    dst = f"{o.name}[{' + '.join(f'({at[d]}) * {st[d]}' for d in range(len(st))) or '0'}]"
+    line = f"{dst} += {read(upd, 'k')};"
+    body += [f"if ({' && '.join(inside)}) {line}" if inside else line, "k++;"]
+    prog.emit(*block(["let k = 0;", *nest(upd.shape, body)]))
+    return [o]
