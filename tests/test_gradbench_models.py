@@ -121,6 +121,18 @@ def test_torch_matches_the_cpp_reference(name, i):
     assert mismatch(case["output"], got) == []
 
 
+@pytest.mark.parametrize(("name", "i"), cases(("llsq", "lse", "gmm")))
+def test_js_matches_the_cpp_reference(name, i):
+    """The same model's JAX programs emitted as JavaScript and run in Node (issue 25)."""
+    from adlab.engine.backends import installed
+
+    if not installed("js"):
+        pytest.skip("Node.js is not installed")
+    case = golden(name)[i]
+    got = answer(name, case["function"], case["input"], backend="js")
+    assert mismatch(case["output"], got) == []
+
+
 def test_kmeans_hessian_is_diagonal_so_one_hvp_gives_its_diagonal():
     """``dir`` divides by H times ones; that is H's diagonal only because H is diagonal."""
     case = next(c for c in golden("kmeans") if c["function"] == "dir")
