@@ -38,6 +38,9 @@ RIGHT = {
     "A6": "np.sum(np.convolve(x, np.array([1.0, -1.0])) ** 2)",
     "convolve of x with x": "np.sum(np.convolve(x, x, 'same') ** 3)",
     "correlate": "np.sum(np.correlate(x, np.array([1.0, -1.0, 3.0]), 'full') ** 3)",
+    # refused (JAX's var multiplies by the conjugate), or JAX's words (quantile)
+    "std, var, median": "np.std(x) * np.var(x) + np.median(x) * np.sum(x)",
+    "median of an even length": "np.median(x[1:]) * np.sum(x)",
 }
 # where the backend refuses the function itself (not complex step's doing)
 LACKS = {("torch", "convolve"), ("tensorflow", "convolve"), ("torch", "correlate"),

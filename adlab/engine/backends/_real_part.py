@@ -22,7 +22,9 @@ AD), ``hypot`` (``sqrt(a*a + b*b)``), ``convolve`` and ``correlate`` (real and
 imaginary parts apart: XLA's complex convolution computes three real products
 whose difference loses an imaginary part of 1e-20), and whole powers ``x ** 3``
 and ``np.power(x, 3)`` (products: PyTorch's and TensorFlow's complex pow leaves
-~1e-16 in the imaginary part at a negative real part).
+~1e-16 in the imaginary part at a negative real part). ``var`` and ``std`` square
+without the conjugate (the analytic extension of the real variance), and ``median``
+takes the middle of the values sorted by real part.
 
 Ties: ``max`` of equal real parts averages their imaginary parts, as reverse
 mode shares the gradient of a tie; ``abs`` at a real part of 0 takes the
@@ -213,6 +215,25 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
         y0, x0 = held(re(y)), held(re(x))
         return np.arctan2(y0, x0) + np.arctan((y * x0 - x * y0) / (x * x0 + y * y0))
 
+    def var(z, axis=None, ddof=0, keepdims=False):
+        """mean((z - mean z)^2): JAX's and NumPy's multiply by the conjugate, the modulus
+        squared, where the analytic extension of the real variance has no conjugate."""
+        d = z - np.mean(z, axis=axis, keepdims=True)
+        n = np.sum(np.ones_like(re(z)), axis=axis, keepdims=keepdims)
+        return np.sum(d * d, axis=axis, keepdims=keepdims) / (n - ddof)
+
+    def std(z, axis=None, ddof=0, keepdims=False):
+        return np.sqrt(var(z, axis=axis, ddof=ddof, keepdims=keepdims))
+
+    def median(z, axis=None, keepdims=False):
+        """The middle of the values sorted by real part (JAX's quantile refuses complex
+        numbers); along an axis, or keeping dimensions, the framework's own."""
+        if axis is not None or keepdims:
+            return np.median(z, axis=axis, keepdims=keepdims)
+        s = sort(np.reshape(z, (-1,)))
+        k = int(s.shape[0])
+        return s[k // 2] if k % 2 else (s[k // 2 - 1] + s[k // 2]) / 2
+
     def power(a, b):
         p = _integral(b)
         return np.power(a, b) if p is None or not cplx(a) else integer_power(a, p)
@@ -246,7 +267,7 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
         "max": amax, "amax": amax, "min": amin, "amin": amin, "argmax": argmax,
         "argmin": argmin, "argsort": argsort, "sort": sort, "clip": clip,
         "logaddexp": logaddexp, "logaddexp2": logaddexp2, "arctan2": arctan2,
-        "hypot": hypot, "power": power,
+        "hypot": hypot, "power": power, "var": var, "std": std, "median": median,
     }  # fmt: skip
     table.update({name: bilinear(getattr(np, name)) for name in ("convolve", "correlate")
                   if hasattr(np, name)})  # fmt: skip
@@ -264,7 +285,7 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
 RULES = frozenset({
     "absolute", "sign", "maximum", "minimum", "amax", "amin", "argmax", "argmin", "argsort",
     "sort", "clip", "logaddexp", "logaddexp2", "logsumexp", "arctan2", "hypot",
-    "bilinear_parts", "power", "integer_power",
+    "bilinear_parts", "power", "integer_power", "var", "std", "median",
 })  # fmt: skip
 
 
