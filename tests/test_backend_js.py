@@ -326,3 +326,17 @@ def test_a_stuck_or_dying_node_is_an_error_never_a_hang():
     with pytest.raises(NodeCrashed, match="exited with code 3(.|\n)*boom"):
         n.request({"op": "call", "id": -1, "inputs": {}})
     assert n.request({"op": "ping"})["pong"].startswith("v")
+
+
+def test_programs_python_lets_go_of_are_dropped_from_node():
+    import gc
+
+    from adlab.engine.backends.js.node import node
+
+    n = node()
+    m = _model("rosenbrock")
+    p = adlab.prepare(m, *m.setup(5), backend="js")
+    held = n.request({"op": "ping"})["programs"]
+    del p
+    gc.collect()
+    assert n.request({"op": "ping"})["programs"] < held

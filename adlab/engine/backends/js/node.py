@@ -66,6 +66,7 @@ class Node:
         self._seq = 0
         self.generation = 0  # bumped at each start: programs loaded before are gone
         self.version: str | None = None
+        self._forgotten: list[tuple[int, int]] = []  # (generation, program id) to drop
 
     # ------------------------------------------------------------ process
     @property
@@ -129,10 +130,22 @@ class Node:
                 self._start()
             return self._ask(msg, timeout)
 
+    def forget(self, generation: int, program: int) -> None:
+        """Drop a program Python no longer holds, with the next request (safe to call
+        from a finalizer: it takes no lock and sends nothing itself)."""
+        self._forgotten.append((generation, program))
+
     def _ask(self, msg: dict, timeout: float) -> dict:
         self._seq += 1
         msg = {**msg, "seq": self._seq}
+        drops = []
+        while self._forgotten:
+            generation, program = self._forgotten.pop()
+            if generation == self.generation:  # one loaded before a restart is gone already
+                drops.append(json.dumps({"op": "drop", "id": program, "seq": 0}) + "\n")
         try:
+            for line in drops:  # answered with seq 0: never the answer awaited below
+                self._proc.stdin.write(line)
             self._proc.stdin.write(json.dumps(msg) + "\n")
             self._proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):

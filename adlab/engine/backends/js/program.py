@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +92,8 @@ class Loaded:
                    "n_inputs": self.n_inputs + extra})  # fmt: skip
         self.generation = n.generation
         self.sent = [None] * (self.n_inputs + extra)
+        # its buffers in Node go when Python lets go of it (a sweep makes one per point)
+        weakref.finalize(self, n.forget, self.generation, self.id)
 
     def run(self, leaves: list, always: int) -> list[np.ndarray]:
         """The driver's outputs at these inputs: the first ``always`` (x's) sent on every
