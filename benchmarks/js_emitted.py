@@ -45,7 +45,9 @@ function handGrad(x, g) {
 }
 """
 
-HARNESS = HAND + """
+HARNESS = (
+    HAND
+    + """
 const cases = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8"));
 let sink = 0;  // every result is read, so no loop is optimised away
 function time(fn) {
@@ -69,12 +71,14 @@ for (const c of cases) {
   const prog = (0, eval)(c.source)(c.consts.map((a) => Float64Array.from(a)));
   const ins = c.inputs.map((a) => Float64Array.from(a));
   const x = ins[0], g = new Float64Array(x.length), one = new Float64Array(1);
-  const hand = c.driver === "grad" ? () => handGrad(x, g) : () => { one[0] = handF(x); return one; };
+  const hand = c.driver === "grad" ? () => handGrad(x, g)
+                                   : () => { one[0] = handF(x); return one; };
   const emitted = time(() => prog(...ins)[0]);
   rows.push({ n: c.n, driver: c.driver, emitted, hand: time(hand) });
 }
 console.log(JSON.stringify({ rows, sink: Number.isFinite(sink) }));
 """
+)
 
 
 def main() -> None:
@@ -98,13 +102,17 @@ def main() -> None:
         done = subprocess.run([node_path() or "node", str(script), str(data)], check=True,
                               capture_output=True, text=True)  # fmt: skip
     rows = json.loads(done.stdout)["rows"]
-    print(f"rosenbrock in Node {subprocess.check_output(['node', '--version'], text=True).strip()}"
-          " (us per call, median of 7 repeats of ~20 ms loops)")
+    print(
+        f"rosenbrock in Node {subprocess.check_output(['node', '--version'], text=True).strip()}"
+        " (us per call, median of 7 repeats of ~20 ms loops)"
+    )
     print(f"{'n':>6} {'program':>10} {'emitted':>10} {'by hand':>10} {'ratio':>7}")
     for r in rows:
         what = "f" if r["driver"] == "once" else "gradient"
-        print(f"{r['n']:>6} {what:>10} {r['emitted']:>10.3f} {r['hand']:>10.3f} "
-              f"{r['emitted'] / r['hand']:>6.1f}x")
+        print(
+            f"{r['n']:>6} {what:>10} {r['emitted']:>10.3f} {r['hand']:>10.3f} "
+            f"{r['emitted'] / r['hand']:>6.1f}x"
+        )
 
 
 if __name__ == "__main__":

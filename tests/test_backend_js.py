@@ -66,8 +66,11 @@ def test_finite_differences_in_javascript_are_as_accurate_as_jaxs(name):
         got = _value(m, args, "numeric", "js", scheme=scheme)
         assert got.shape == ref.shape
         # the same steps on f's values rounded differently: errors of the same size
-        assert _rel(got, exact) <= 10 * _rel(ref, exact) + 1e-12, (scheme, _rel(got, exact),
-                                                                  _rel(ref, exact))
+        assert _rel(got, exact) <= 10 * _rel(ref, exact) + 1e-12, (
+            scheme,
+            _rel(got, exact),
+            _rel(ref, exact),
+        )
 
 
 def _differences(f, x: np.ndarray, scheme: str) -> np.ndarray:
@@ -77,6 +80,7 @@ def _differences(f, x: np.ndarray, scheme: str) -> np.ndarray:
     f0 = np.atleast_1d(f(x))
     cols = []
     for j in range(x.size):
+
         def at(v, j=j):
             y = x.copy()
             y[j] = v
@@ -156,15 +160,19 @@ def _rules_cases():
         "strided slice": (lambda c: c[:, ::2, 1:], (C,)),
         "concatenate on axis 1": (lambda a: jnp.concatenate([a, 2 * a[:, :2]], axis=1), (A,)),
         "stack on axis 1": (lambda a: jnp.stack([a, a * a], axis=1), (A,)),
-        "split": (lambda a: jnp.split(a, [1, 3], axis=1)[2] * jnp.split(a, [1, 3], axis=1)[0],
-                  (A,)),
+        "split": (
+            lambda a: jnp.split(a, [1, 3], axis=1)[2] * jnp.split(a, [1, 3], axis=1)[0],
+            (A,),
+        ),
         "iota": (lambda a: a * jnp.arange(4.0)[None, :] + jnp.arange(3)[:, None], (A,)),
         "broadcast in the middle": (lambda c, a: c * a[None, :, :] + a[:, :1][None], (C, A)),
-        "where": (lambda a: jnp.where(a > 0, jnp.log1p(a * a), -a**3), (A,)),
+        "where": (lambda a: jnp.where(a > 0, jnp.log1p(a * a), -(a**3)), (A,)),
         "clip": (lambda a: jnp.clip(a, -0.5, 0.5), (A,)),
         "integer division": (lambda a: a * (ints // 5 - 7 // 2) + ints % 3, (A,)),
-        "functions": (lambda a: jnp.arctan2(a, 1.5) + jnp.sinh(a) + jnp.sqrt(jnp.abs(a))
-                      + jnp.expm1(a), (A,)),
+        "functions": (
+            lambda a: jnp.arctan2(a, 1.5) + jnp.sinh(a) + jnp.sqrt(jnp.abs(a)) + jnp.expm1(a),
+            (A,),
+        ),
         "sigmoid, softplus": (lambda a: jax.nn.sigmoid(a) + jax.nn.softplus(a), (A,)),
         "powers": (lambda a: jnp.abs(a) ** 1.7 + a**-2, (A,)),
         "min, max": (lambda a, b: jnp.minimum(a, b[:3, :4]) + jnp.maximum(a, 0.1), (A, B)),
@@ -174,10 +182,11 @@ def _rules_cases():
         "take columns": (lambda a: a[:, np.array([3, 0, 0, 2])] * 2, (A,)),
         "take rows": (lambda a: jnp.take(a, np.array([2, 1, 1]), axis=0), (A,)),
         "index pairs": (lambda a: a[np.array([0, 2, 1]), np.array([1, 3, 0])], (A,)),
-        "take, clipped": (lambda a: jnp.take(a.ravel(), np.array([3, 0, 20]), mode="clip"),
-                          (A,)),
-        "take, filled": (lambda a: jnp.take(a.ravel(), np.array([1, 25, -30]), mode="fill",
-                                            fill_value=-1.0), (A,)),
+        "take, clipped": (lambda a: jnp.take(a.ravel(), np.array([3, 0, 20]), mode="clip"), (A,)),
+        "take, filled": (
+            lambda a: jnp.take(a.ravel(), np.array([1, 25, -30]), mode="fill", fill_value=-1.0),
+            (A,),
+        ),
         "at[].add": (lambda a: a.at[np.array([0, 2, 0])].add(a[:3] * 3), (A,)),
     }
 
@@ -231,13 +240,13 @@ def g9_gradient(f, x):
     return np.array(grad)
 
 
-G9_SRC = '''
+G9_SRC = """
 def setup(n, rng):
     return (rng.normal(size=n),)
 
 def f(x):
     return np.sum(np.sin(3 * x) * x**2) + 0.1
-'''
+"""
 
 
 def test_scheme_g9_gives_g9s_gradient_on_js_and_numpy():
@@ -266,14 +275,14 @@ def test_scheme_g9_is_refused_where_it_cannot_run():
 
 
 # ------------------------------------------------------------- refusals
-SORT_SRC = '''
+SORT_SRC = """
 def setup(n, rng):
     return (rng.normal(size=n),)
 
 def f(x):
     y = np.sort(x)
     return np.sum(y * x)
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["primal", "reverse", "numeric"])

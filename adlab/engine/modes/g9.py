@@ -50,7 +50,8 @@ def gradient(f: Callable[[np.ndarray], float], x: np.ndarray) -> np.ndarray:
                 raise ModelError(
                     f"G9's gradient failed at index {i}: its slopes never agreed within "
                     f"{TRIES} shrinks of the step",
-                    hint="scheme='central' or mode='reverse' give the derivative there")
+                    hint="scheme='central' or mode='reverse' give the derivative there",
+                )
             temp[i] = x[i] + delta
             f0 = float(f(temp))
             temp[i] = x[i] - delta
@@ -76,10 +77,13 @@ def check(spec: Spec) -> None:
         raise ValueError(
             f"scheme 'g9' (G9.js's gradient) runs on backend {' or '.join(map(repr, BACKENDS))}: "
             f"its step shrinks by decisions on f's values, one point at a time; on "
-            f"backend={spec.backend!r} use scheme 'central', its one-step counterpart")
+            f"backend={spec.backend!r} use scheme 'central', its one-step counterpart"
+        )
     if spec.out_shape != ():
-        raise ValueError("scheme 'g9' takes the gradient of a scalar f (G9 minimizes one); "
-                         f"this f returns shape {spec.out_shape}: use scheme 'central'")
+        raise ValueError(
+            "scheme 'g9' takes the gradient of a scalar f (G9 minimizes one); "
+            f"this f returns shape {spec.out_shape}: use scheme 'central'"
+        )
 
 
 def build(spec: Spec) -> Built:

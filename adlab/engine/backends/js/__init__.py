@@ -117,8 +117,11 @@ class JsBackend(Backend):
         fn = JsFunction(spec.f, wrt, "numeric", spec.files, options, with_error=richardson)
         if isinstance(spec.wrt, tuple):
             inner = fn
-            fn = _in_node((lambda *a: tuple((v,) for v in inner(*a))) if richardson else (
-                lambda *a: (inner(*a),)))  # type: ignore[assignment]
+            fn = _in_node(
+                (lambda *a: tuple((v,) for v in inner(*a)))
+                if richardson
+                else (lambda *a: (inner(*a),))
+            )  # type: ignore[assignment]
         evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
         return Built(fn, f_evals=evals, with_error=richardson, step=spec.step)
 

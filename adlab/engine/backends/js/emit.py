@@ -154,8 +154,13 @@ class Program:
 
     def read(self, env: dict, v: Any) -> Val:
         if hasattr(v, "val"):  # a Literal
-            return self.const(v.val) if np.ndim(v.val) else Val(
-                number(np.asarray(v.val).item()), (), np.asarray(v.val).dtype, literal=True)
+            return (
+                self.const(v.val)
+                if np.ndim(v.val)
+                else Val(
+                    number(np.asarray(v.val).item()), (), np.asarray(v.val).dtype, literal=True
+                )
+            )
         return env[v]
 
     def equation(self, eqn: Any, ins: list[Val]) -> list[Val]:

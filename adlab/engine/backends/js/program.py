@@ -44,7 +44,7 @@ def _traced(f: Callable, args: tuple, wrt: int, driver: str) -> Callable:
 
     def at_x(flat):
         new = rebuilt(flat)
-        return lambda x: f(*new[:wrt], x, *new[wrt + 1:])
+        return lambda x: f(*new[:wrt], x, *new[wrt + 1 :])
 
     n = len(leaves)
     if driver == "grad":
@@ -169,7 +169,7 @@ class JsFunction:
         return (shaped[0], shaped[1]) if self.with_error else shaped[0]
 
     def _build(self, args: tuple, leaves: list) -> tuple[Loaded, int, tuple, tuple]:
-        x_slot = len(jax.tree_util.tree_leaves(args[:self.wrt]))
+        x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
         x_shape = leaves[x_slot].shape
         source, consts, out_shape = emitted(self.f, args, self.wrt, self.driver, self.files)
         driver = {"kind": "once" if self.driver == "grad" else self.driver, "x": x_slot,

@@ -378,7 +378,8 @@ def _pad(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 @rule("iota")
 def _iota(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
     o = out(prog, eqn)
-    prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = c{eqn.params['dimension']};"])]))
+    line = f"{o.name}[k++] = c{eqn.params['dimension']};"
+    prog.emit(*block(["let k = 0;", *nest(o.shape, [line])]))
     return [o]
 
 
@@ -391,7 +392,8 @@ def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
         ost = strides(o.shape)
         dst = f"{o.name}[{offset([(f'c{d}', s) for d, s in zip(kept, ost, strict=True)])}]"
         prog.emit(f"{o.name}.fill({init});")
-        prog.emit(*block(["let k = 0;", *nest(a.shape, [f"{dst} = {update(dst, read(a, 'k++'))};"])]))
+        line = f"{dst} = {update(dst, read(a, 'k++'))};"
+        prog.emit(*block(["let k = 0;", *nest(a.shape, [line])]))
         return [o]
 
     RULES[name] = fn
@@ -402,9 +404,8 @@ def _sum_all(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
     a, o = ins[0], out(prog, eqn)
     if a.lines is None:
         return _reduce_sum(prog, eqn, [a])
-    prog.emit(*block([f"let s = 0;",
-                      f"for (let i = 0; i < {a.size}; i++) {{ {' '.join(a.lines)} s += {a.name}; }}",
-                      f"{o.name}[0] = s;"]))  # fmt: skip
+    loop = f"for (let i = 0; i < {a.size}; i++) {{ {' '.join(a.lines)} s += {a.name}; }}"
+    prog.emit(*block(["let s = 0;", loop, f"{o.name}[0] = s;"]))
     return [o]
 
 
@@ -432,7 +433,8 @@ def cumulative(name: str, update: Callable[[str, str], str]) -> None:
                 f"{o.name}[{first}] = acc;",
                 f"for (let t = 1; t < {n}; t++) {{",
                 f"  const at = b + ({j}) * {st[axis]};",
-                f"  acc = {update('acc', f'{a.name}[at]')};", f"  {o.name}[at] = acc;", "}"]  # fmt: skip
+                f"  acc = {update('acc', f'{a.name}[at]')};",
+                f"  {o.name}[at] = acc;", "}"]  # fmt: skip
         if n:
             prog.emit(*block(nest(tuple(a.shape[d] for d in others), body)))
         return [o]
@@ -474,8 +476,6 @@ def _dot(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
     body = nest(lfree, body, "i")
     prog.emit(*block(["let k = 0;", *nest(batch, body, "b")]))
     return [o]
-
-
 
 
 # ------------------------------------------------------ gather, scatter
