@@ -38,7 +38,9 @@ _OPTIONS: dict[str, tuple[str, Any]] = {
     **{p: ("precision", p) for p in PRECISIONS},
     "sparse": ("sparse", True),
 }
-_SYNTAX = re.compile(r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z][a-z0-9-]*)\s*\])?\s*(?:\(([^()]*)\))?\s*$")
+_SYNTAX = re.compile(
+    r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z][a-z0-9-]*)\s*\])?\s*(?:\(([^()]*)\))?\s*$"
+)
 #: the modes a sparse series can take: its pattern is colored for these
 SPARSE_MODES = ("forward", "reverse", "hessian")
 SYNTAX_HELP = (
