@@ -349,3 +349,18 @@ def test_programs_python_lets_go_of_are_dropped_from_node():
     del p
     gc.collect()
     assert n.request({"op": "ping"})["programs"] < held
+
+
+@pytest.mark.parametrize("scheme", ["forward", "central", "richardson"])
+def test_a_users_step_gives_numpys_differences_and_estimate(scheme):
+    m = _model("wide_moments")
+    args = m.setup(4)
+    js, info = adlab.derivative(m, *args, mode="numeric", scheme=scheme, step=1e-4,
+                                backend="js", full_output=True)  # fmt: skip
+    ref, ref_info = adlab.derivative(m, *args, mode="numeric", scheme=scheme, step=1e-4,
+                                     backend="numpy", full_output=True)  # fmt: skip
+    np.testing.assert_allclose(js, ref, rtol=1e-12, atol=1e-14)
+    assert info.f_evals == ref_info.f_evals
+    if scheme == "richardson":
+        np.testing.assert_allclose(info.error_estimate, ref_info.error_estimate, rtol=1e-6,
+                                   atol=1e-14)  # fmt: skip
