@@ -57,6 +57,8 @@ class JsBackend(Backend):
     name = "js"
     ad = ("reverse", "forward")
     refuses = {"complex-step": NO_COMPLEX}
+    # forward mode and differences take one column, one point at a time: never a batch
+    chunked_forward = True
 
     def environment(self) -> dict[str, Any]:
         n = node()
@@ -105,7 +107,7 @@ class JsBackend(Backend):
 
             check(spec)
             fn = JsFunction(spec.f, wrt, "g9", spec.files)
-            return Built(_tupled(fn, spec.wrt), f_evals=2 * n + 1, note=None)
+            return Built(_tupled(fn, spec.wrt), f_evals=2 * n + 1, chunked=True)
         if spec.scheme not in STEP_POWER:
             raise ValueError(f"scheme must be one of {sorted(STEP_POWER)} or 'g9', got "
                              f"{spec.scheme!r}")  # fmt: skip
@@ -123,7 +125,7 @@ class JsBackend(Backend):
                 else (lambda *a: (inner(*a),))
             )  # type: ignore[assignment]
         evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
-        return Built(fn, f_evals=evals, with_error=richardson, step=spec.step)
+        return Built(fn, f_evals=evals, with_error=richardson, step=spec.step, chunked=True)
 
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
