@@ -184,6 +184,18 @@ def test_complex_step_refuses_what_no_rule_carries_at_the_users_line(body, name,
         _close(adlab.derivative(m, x, mode="reverse", backend=backend), _reference(m, x))
 
 
+@pytest.mark.parametrize("body", ["np.sum(np.floor(x) * x)", "np.sum(np.mod(x, 1.0) * x)"])
+def test_what_jax_refuses_on_complex_numbers_is_complex_steps_refusal(body):
+    """It was JAX's TypeError ("floor does not accept dtype complex128") with the advice
+    "fix line 6 of the model", though the model's other modes run it."""
+    m = _model(body)
+    x = m.setup(3)[0]
+    with pytest.raises(adlab.ModelError, match="complex x \\+ ih") as info:
+        adlab.derivative(m, x, mode="complex-step")
+    assert info.value.lineno == LINE and "mode='reverse'" in info.value.hint
+    adlab.derivative(m, x, mode="reverse")  # the advice runs
+
+
 @pytest.mark.parametrize("backend", ["jax", "autograd"])
 def test_complex_step_hessian_through_svd_is_refused_at_the_users_line(backend):
     """It raised JAX's "grad with holomorphic=True requires outputs with complex dtype"."""

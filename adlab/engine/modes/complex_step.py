@@ -264,14 +264,35 @@ def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset(), backend: st
     return name, None, eqns
 
 
+def _failed_at(exc: BaseException, files) -> int | None:
+    """The model's line (deepest in ``files``) where ``exc`` was raised, or None."""
+    tb, lineno = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in files:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    return lineno
+
+
+def _no_complex(exc: BaseException, files) -> BaseException:
+    """JAX's refusal of the complex x + ih (floor, mod, interp, quantile of complex
+    numbers) as complex step's, at the model's line; other errors as they are."""
+    text = str(exc)
+    if isinstance(exc, ModelError) or "complex" not in text.lower():
+        return exc
+    lineno = _failed_at(exc, files)
+    line = source_line(next(iter(files)), lineno) if files and lineno else None
+    first = text.strip().splitlines()[0].rstrip(".")
+    return ModelError(f"complex step evaluates f at the complex x + ih, which this line "
+                      f"does not take ({type(exc).__name__}: {first})", lineno=lineno,
+                      line=line, hint=_advice("jax"))  # fmt: skip
+
+
 def _unchecked(exc: BaseException, files, backend: str) -> str:
     """Why f's analyticity was not checked: its JAX twin, which the check traces, failed
     where the model's own framework runs it (JAX's limits are not the model's)."""
-    tb, where = exc.__traceback__, ""
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename in files:
-            where = f" line {tb.tb_lineno} of"
-        tb = tb.tb_next
+    lineno = _failed_at(exc, files)
+    where = f" line {lineno} of" if lineno else ""
     return (f"f's analyticity was not checked: adlab checks it by tracing f with JAX, which "
             f"cannot run{where} the model as written (a limit of JAX's, not the model's), "
             f"so complex step's result on {backend} was only compared with central "
@@ -347,8 +368,8 @@ def complex_step(spec: Spec) -> Built:
                 found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files,
                                           spec.backend)  # fmt: skip
             except Exception as exc:  # noqa: BLE001 - any failure of JAX's, not the model's
-                if spec.backend == "jax":
-                    raise  # the model's own error, named at its line by the caller
+                if spec.backend == "jax":  # f ran on a real x: the complex one fails
+                    raise _no_complex(exc, spec.files) from exc
                 trusted, note = False, _unchecked(exc, spec.files, spec.backend)
                 break
             if found:
