@@ -23,6 +23,7 @@ from . import program_cache
 from .args import _cast_args, backend_inputs, wrt_indices
 from .backends import get_backend
 from .backends._base import NotAnArray
+from .backends._inner_grad import check_inner
 from .compare import crosscheck
 from .model import Model, _normalize_wrt
 from .modes import Spec, get_rule
@@ -97,6 +98,7 @@ def prepare(
     step: Any = None,
     backend: str = "jax",
     sparse: bool = False,
+    inner: str = "reverse",
 ) -> Prepared:
     """Compile the derivative of ``f(x, *args)`` for these shapes; see ``derivative``.
 
@@ -112,9 +114,13 @@ def prepare(
         ValueError, TypeError: bad options or arguments.
     """
     model = f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
+    check_inner(inner)
     impl = get_backend(backend)  # an unknown or missing framework says so
     jit = impl.resolve_jit(jit)  # None: as the framework's users run it
     if sparse:  # the pattern read from the program, colored: adlab.engine.sparse
+        if model.inner_matters(inner):
+            raise ValueError("sparse=True reads the model's program with its grad(...) in "
+                             "reverse mode; leave inner unset (the values are the same)")
         from .sparse import prepare_sparse
 
         return prepare_sparse(model, x, *args, kind=mode, wrt=wrt, jit=jit,
@@ -137,11 +143,11 @@ def prepare(
     all_args = _cast_args(all_args, dtype, indices)
     size = sum(int(np.size(all_args[i])) for i in indices)
     where = f"f, mode {mode!r}, n={size}"
-    f = model.function(backend, precision)
+    f = model.function(backend, precision, inner)
     # Which hint a tracer error gets: whether jit=False would cure it (see Rule).
     eager_cures = jit and rule.eager_cures
     options = dict(mode=mode, scheme=scheme, precision=precision, backend=backend,
-                   jit=jit, wrt=wrt, where=where, eager_cures=eager_cures)  # fmt: skip
+                   jit=jit, wrt=wrt, where=where, eager_cures=eager_cures, inner=inner)  # fmt: skip
 
     def guard(thunk: Callable[[], Any], traced: bool) -> Any:
         """Run a step that may fail in the model's code; ``traced``: under the compiler."""
@@ -179,8 +185,11 @@ def prepare(
             else:
                 _memory.check(batch, what)
     # what keys the program in adlab's cache of compiled programs (program_cache)
+    # (``inner`` only where it changes the program: the default's keys stay as they were)
+    inner_key = {"inner": inner} if model.inner_matters(inner) else {}
     with program_cache.identity(model, mode=mode, scheme=scheme, wrt=wrt, step=step, jit=jit,
-                                precision=precision, backend=backend, out_shape=out_shape):
+                                precision=precision, backend=backend, out_shape=out_shape,
+                                **inner_key):
         program = impl.program(built, inputs, all_args, jit=jit, precision=precision,
                                guard=guard)  # fmt: skip
     if not built.trusted:
@@ -202,6 +211,7 @@ def derivative(
     backend: str = "jax",
     full_output: bool = False,
     sparse: bool = False,
+    inner: str = "reverse",
 ) -> Any:
     """The derivative of ``f(x, *args)`` with respect to argument(s) ``wrt``.
 
@@ -231,13 +241,19 @@ def derivative(
         sparse: the Jacobian as a ``scipy.sparse.csr_array``, computed in one pass per
             color of its sparsity pattern, read from the program (mode "forward" or
             "reverse"; see ``adlab.engine.sparse``).
+        inner: the mode of the derivatives the model takes inside f with the provided
+            ``grad(fn)``: "reverse" (``jax.grad``, ``torch.func.grad``, a nested
+            ``tf.GradientTape``, ``autograd.grad``) or "forward" (``jax.jacfwd``,
+            ``torch.func.jacfwd``, ``tf.autodiff.ForwardAccumulator``, autograd's
+            ``make_jvp``). On numpy both are central differences.
 
     References:
         Richardson extrapolation and step sizes: see ``adlab.engine.modes.numeric``;
         complex step: Squire & Trapp, SIAM Review 40(1), 1998.
     """
     p = prepare(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
-                scheme=scheme, step=step, backend=backend, sparse=sparse)  # fmt: skip
+                scheme=scheme, step=step, backend=backend, sparse=sparse,
+                inner=inner)  # fmt: skip
     if sparse:
         value = p(*p.inputs)
         return (value, p.info()) if full_output else value

@@ -15,6 +15,7 @@ which argument is differentiated by default.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import re
@@ -26,6 +27,8 @@ import numpy as np
 
 from .._vocab import ModelError
 from .backends import get_backend
+from .backends._inner_grad import check_inner
+from .backends._inner_grad import make as inner_grad
 from .backends._real_part import with_real_part
 from .explain import framework_refusal, framework_uses, np_imports
 from .folding import fold_constants
@@ -186,18 +189,33 @@ class Model:
         )
 
     # ------------------------------------------------------------------ use
-    def function(self, backend: str = "jax", precision: str = "float64") -> Callable:
+    def function(self, backend: str = "jax", precision: str = "float64",
+                 inner: str = "reverse") -> Callable:  # fmt: skip
         """The model's ``f`` bound to ``np`` of ``backend`` (its source run under that
-        namespace on first use), for ``precision``."""
+        namespace on first use), for ``precision``; its ``grad`` takes ``inner`` mode
+        (``backends._inner_grad``), so the choice costs a call nothing."""
         impl = get_backend(backend)  # an unknown or missing framework says so
         if self._source_code is None:  # a wrapped callable: its twins, else f itself
             return self._functions.get((backend, None)) or self._functions[(None, None)]
-        key = (backend, precision if impl.namespace_per_precision else "float64")
+        key: tuple = (backend, precision if impl.namespace_per_precision else "float64")
+        if self.inner_matters(inner):  # the source run once more, with grad in that mode
+            key = (*key, check_inner(inner))
         if key not in self._functions:
             code, bound = self._source_code
-            ns = _run(code, self.name, self._files, backend, precision, bound)
+            ns = _run(code, self.name, self._files, backend, precision, bound, inner)
             self._functions[key] = ns["f"]
         return self._functions[key]
+
+    def inner_matters(self, inner: str) -> bool:
+        """Whether ``inner`` changes the model's program: it calls ``grad`` and ``inner``
+        is not the default. Otherwise f, its programs and their cache keys are the
+        default's."""
+        return check_inner(inner) != "reverse" and self.uses_grad
+
+    @property
+    def uses_grad(self) -> bool:
+        """Whether the model's source reads the provided ``grad`` (a derivative inside f)."""
+        return self.source is not None and _reads_name(self.source, "grad")
 
     def setup(self, n: int, seed: int = 0) -> tuple[Any, ...]:
         """The arguments of ``f`` for size ``n``, as a tuple (NumPy arrays)."""
@@ -285,15 +303,31 @@ def _refuse_own_imports(tree: ast.Module, filename: str) -> None:
 
 
 def _run(code: Any, name: str, files: frozenset[str], backend: str, precision: str,
-         bound: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    """The model's module namespace, its source run with ``np`` of ``backend``."""
+         bound: dict[str, Any], inner: str = "reverse") -> dict[str, Any]:  # fmt: skip
+    """The model's module namespace, its source run with ``np`` of ``backend`` and
+    ``grad`` in ``inner`` mode on the framework that namespace is (js traces JAX's)."""
     base = get_backend(backend).namespace(precision)
+    framework = getattr(base["np"], "__adlab_framework__", "numpy")  # numpy's is the module
     # np's comparing functions follow the real-part rule under complex step (_real_part)
     ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base,
+                          "grad": inner_grad(framework, inner, precision),
                           "np": with_real_part(base["np"]), **bound}  # fmt: skip
     with user_errors(files, "the model's top level"):
         exec(code, ns)
     return ns
+
+
+@functools.lru_cache(maxsize=64)
+def _reads_name(source: str, name: str) -> bool:
+    """Whether ``source`` reads a global ``name`` it does not define itself."""
+    tree = ast.parse(source)
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+                if isinstance(t, ast.Name)}  # fmt: skip
+    return name not in defined and any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(tree)
+    )
 
 
 def _code(fn: Callable | None):

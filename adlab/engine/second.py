@@ -97,6 +97,7 @@ def prepare_hessian(
     backend: str = "jax",
     sparse: bool = False,
     step: Any = None,
+    inner: str = "reverse",
 ) -> Any:
     """Compile the Hessian of a scalar ``f(x, *args)``; see ``hessian``.
 
@@ -115,7 +116,8 @@ def prepare_hessian(
                                   jit=jit is not False, precision=precision,
                                   backend=backend)  # fmt: skip
         return prepare(model, x, *args, mode="hessian", scheme=mode, wrt=i, jit=jit,
-                       precision=precision, backend=backend, step=step)  # fmt: skip
+                       precision=precision, backend=backend, step=step,
+                       inner=inner)  # fmt: skip
     except NotScalar as exc:
         raise _scalar_error(model, exc) from None
 
@@ -199,6 +201,7 @@ def hessian(
     backend: str = "jax",
     sparse: bool = False,
     full_output: bool = False,
+    inner: str = "reverse",
 ) -> Any:
     """The Hessian of a scalar ``f(x, *args)`` in argument ``wrt``: an (n, n) NumPy array.
 
@@ -218,13 +221,14 @@ def hessian(
         sparse: a ``scipy.sparse.csr_array``, from the pattern of the gradient's
             program, star-colored: one HVP per color (``adlab.engine.sparse``).
         full_output: also return a ``DerivativeInfo`` (f_evals: passes, compile_s).
+        inner: the mode of the model's own ``grad(fn)``, as for ``derivative``.
 
     References:
         Pearlmutter, Neural Computation 6(1), 1994; Gebremedhin, Manne & Pothen,
         SIAM Review 47(4), 2005 (coloring a Hessian).
     """
     p = prepare_hessian(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
-                        backend=backend, sparse=sparse)  # fmt: skip
+                        backend=backend, sparse=sparse, inner=inner)  # fmt: skip
     return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args), None))
 
 

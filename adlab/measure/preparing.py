@@ -42,12 +42,14 @@ def direction(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
 
 def prepare_series(m: Model, point: tuple, v: Series) -> Any:
     """``v`` compiled at ``point`` (f's arguments), with ``v``'s resolved options."""
-    options = dict(jit=v.jit, precision=v.precision, backend=v.backend)
+    options = dict(jit=v.jit, precision=v.precision, backend=v.backend,
+                   inner=v.inner or "reverse")
     if v.mode == "hessian":
         return prepare_hessian(m, *point, mode=v.scheme, sparse=bool(v.sparse), **options)
     if v.mode == "hvp":
         i = m.wrt[0] if isinstance(m.wrt, tuple) else m.wrt
         u = direction(np.shape(point[i]))
+        options.pop("inner")  # an HVP's own nesting is its bracket's
         return prepare_hvp(m, point[0], u, *point[1:], mode=v.scheme, **options)
     return prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
                    sparse=bool(v.sparse), **options)  # fmt: skip
@@ -71,7 +73,7 @@ class Preparing:
         share it (its compile time is the one measured). Returns (prepared, notes): the
         ``UntrustedWarning``s it gave, or without ``caught`` (on a thread of
         ``compile_all``), its caveat as that warning says it."""
-        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse))
+        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse), v.inner)
         if key not in self.programs:
             if not caught:
                 p = prepare_series(m, point, v)

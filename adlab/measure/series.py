@@ -12,7 +12,9 @@ second derivatives name their composition of modes in the bracket:
 per-sample case compares three models in one sweep). Options are ``jit`` /
 ``eager``, the backend (``jax``, ``numpy``, ``torch``, ``tensorflow``, ``autograd``:
 ``reverse(torch)``, ``numeric[central](torch)``), ``float32`` / ``float64`` and
-``sparse``; anything left out takes the sweep's default, and a ``jit`` left
+``sparse``, and ``inner-forward`` / ``inner-reverse``, the mode of the derivative the
+model takes inside itself with ``grad`` (``"reverse(inner-forward)"``: GradBench's
+``rf``); anything left out takes the sweep's default, and a ``jit`` left
 unset everywhere is the backend's own (JAX jitted, the others eager). The
 string form of a resolved variant is its ``label``, the name of its series in
 tables and plots.
@@ -27,6 +29,7 @@ from typing import Any
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES
 from ..engine.backends import default_jit, get_backend, has_compiler
+from ..engine.backends._inner_grad import check_inner
 from ..engine.modes import get_rule
 from ..engine.sparse import sparse_refusal
 
@@ -37,6 +40,9 @@ _OPTIONS: dict[str, tuple[str, Any]] = {
     **{b: ("backend", b) for b in BACKENDS},
     **{p: ("precision", p) for p in PRECISIONS},
     "sparse": ("sparse", True),
+    # the mode of the model's own grad(fn): prepare's inner=
+    "inner-reverse": ("inner", "reverse"),
+    "inner-forward": ("inner", "forward"),
 }
 _SYNTAX = re.compile(
     r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z][a-z0-9-]*)\s*\])?\s*(?:\(([^()]*)\))?\s*$"
@@ -48,7 +54,7 @@ SYNTAX_HELP = (
     "'reverse(eager)', 'numeric[central](numpy,float32)', 'hessian[forward-over-reverse]', "
     "'forward(sparse)', 'reverse(torch)'; options: jit, eager, "
     + ", ".join(BACKENDS)
-    + ", float32, float64, sparse"
+    + ", float32, float64, sparse, inner-forward, inner-reverse"
 )
 
 
@@ -64,6 +70,7 @@ class Series:
         label: the series' name; default: the variant's string form.
         model: another model for this series (catalog name, path, or ``Model``).
         settings: new values for that model's UPPERCASE settings.
+        inner: the mode of the model's own ``grad(fn)`` (``adlab.prepare``'s ``inner``).
     """
 
     mode: str
@@ -75,6 +82,7 @@ class Series:
     model: Any = None
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
     sparse: bool | None = None
+    inner: str | None = None
 
     def resolve(self, tag: str | None = None, **defaults: Any) -> Series:
         """Fill every ``None`` option from ``defaults`` (jit, precision, backend, scheme)
@@ -89,6 +97,7 @@ class Series:
             scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else
             (self.scheme or rule.schemes[0]) if rule.schemes else None,
             sparse=bool(self.sparse),
+            inner=check_inner(self.inner or defaults.get("inner") or "reverse"),
         )  # fmt: skip
         schemes = rule.schemes or SCHEMES
         if v.scheme is not None and v.scheme not in schemes:
@@ -143,6 +152,8 @@ class Series:
             opts.append(self.precision)
         if self.sparse:
             opts.append("sparse")
+        if self.inner is not None and self.inner != (defaults.get("inner") or "reverse"):
+            opts.append(f"inner-{self.inner}")
         return text + (f"({','.join(opts)})" if opts else "")
 
 

@@ -33,6 +33,7 @@ from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
 from ..engine.backends import get_backend
+from ..engine.backends._inner_grad import inner_note
 from ..engine.model import Model
 from ..engine.modes import get_rule
 from .budget import Budget
@@ -335,6 +336,9 @@ class _Run:
                 notes.append(p.note)
             ref = self.refs.get(pt.m, pt.args, n, v.mode)
             fields.update(point_errors(value, estimate, ref, notes, v.mode, v.scheme, v.precision))
+        why = inner_note(v.backend) if pt.m.uses_grad else None
+        if why:  # the model's grad(...) is no AD there
+            notes.append(why)
         if notes:
             fields["note"] = "; ".join(notes)
         return Record(**{**base, **fields})
