@@ -364,3 +364,38 @@ def test_a_users_step_gives_numpys_differences_and_estimate(scheme):
     if scheme == "richardson":
         np.testing.assert_allclose(info.error_estimate, ref_info.error_estimate, rtol=1e-6,
                                    atol=1e-14)  # fmt: skip
+
+
+CHILD = """
+import adlab
+from adlab.engine.backends.js.node import node
+m = adlab.load_model("rosenbrock")
+adlab.derivative(m, *m.setup(3), backend="js")
+print(node().pid, flush=True)
+{end}
+"""
+
+
+@pytest.mark.parametrize("end", ["", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+def test_node_ends_with_the_python_process_even_one_killed(end):
+    """atexit closes Node's stdin; a Python killed outright closes it too, and Node
+    exits when its stdin closes."""
+    import subprocess
+    import sys
+    import time
+
+    done = subprocess.run([sys.executable, "-c", CHILD.format(end=end)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    pid = int(done.stdout.split()[-1])
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        try:  # ended, but not reaped yet (a zombie, where no init reaps orphans)
+            if open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z":
+                return
+        except OSError:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"Node (pid {pid}) outlived its Python process")

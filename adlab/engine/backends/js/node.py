@@ -159,7 +159,11 @@ class Node:
                                   f"stopped{self._tail()}") from None  # fmt: skip
             if line is None:
                 raise self._crashed("while adlab waited for its answer")
-            answer = json.loads(line)
+            try:
+                answer = json.loads(line)
+            except ValueError:  # not an answer (runtime.js writes nothing else): noise
+                self._stderr.append(line)
+                continue
             if answer.get("seq") == self._seq:
                 break  # an answer to an earlier, timed-out request is dropped
         if "error" in answer:

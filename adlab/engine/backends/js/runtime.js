@@ -11,6 +11,8 @@
 
 const readline = require("readline");
 
+console.log = console.error; // stdout carries the answers alone
+
 const programs = new Map();
 
 function decode(text) {
