@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -393,7 +394,7 @@ def test_node_ends_with_the_python_process_even_one_killed(end):
         except ProcessLookupError:
             return
         try:  # ended, but not reaped yet (a zombie, where no init reaps orphans)
-            if open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z":
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
                 return
         except OSError:
             return
