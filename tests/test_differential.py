@@ -127,7 +127,6 @@ def test_random_models_are_right_or_refused_many(worker, example):
 FAILING = {
     "jax-logaddexp-reduce", "H-slogdet", "H-det-diag", "H-det-outer", "H-numeric-max",
     "F-torch-cumprod-zero", "F-autograd-complex-maximum", "F-jax-svd-hessian",
-    "F-js-var",
 }  # fmt: skip
 
 
