@@ -122,11 +122,11 @@ def test_random_models_are_right_or_refused_many(worker, example):
 
 
 # ------------------------------------------------------------ issue 23's classes
-#: the classes that still fail (as of commit 6ce5cb7): strict xfails, so that a fix
+#: the classes that still fail (as of commit 0b4a51d): strict xfails, so that a fix
 #: fails the suite until its name is taken out of here
 FAILING = {
     "jax-logaddexp-reduce", "H-slogdet", "H-det-diag", "H-det-outer", "H-numeric-max",
-    "F-torch-cumprod-zero", "F-autograd-complex-maximum", "F-jax-svd-hessian",
+    "F-torch-cumprod-zero", "F-jax-svd-hessian",
 }  # fmt: skip
 
 
