@@ -37,10 +37,11 @@ References:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: True while complex step evaluates (or traces) f
@@ -302,22 +303,38 @@ def is_rule(file_name: str, function_name: str) -> bool:
     return file_name == __file__ and function_name.rsplit(".", 1)[-1] in RULES
 
 
-_OPERATORS_SET: set[str] = set()
+#: the model namespaces of PyTorch and TensorFlow (their rules serve the operators)
+_NAMESPACES: dict[str, Any] = {}
 
 
-def _complex_step_operators(framework: str, np: Any) -> None:
+@contextlib.contextmanager
+def operators(framework: str) -> Iterator[None]:
     """Operators of PyTorch's and TensorFlow's tensors under complex step, on a complex
-    x (the framework's own otherwise; set on the class once per process, since the
-    operators are the class's):
+    x, while complex step evaluates f (set on the class, restored after: the operators
+    are the class's, and patched ones would cost every other call a Python frame):
 
     - ``x ** p`` with a whole p by ``integer_power``: both compute a complex power as
       exp(p log x) past p = 3 (TensorFlow's eager ops even at 2 and 3), which at a
       negative real part leaves ~1e-16 in the imaginary part, 1e4 times complex step's;
     - PyTorch: ``A @ x`` with a real A (``as_complex_beside``), and ``x.max()``,
-      ``x.min()`` of the real parts (PyTorch refuses complex ones), by ``np``'s rules."""
-    if framework in _OPERATORS_SET:
-        return
-    _OPERATORS_SET.add(framework)
+      ``x.min()`` of the real parts (PyTorch refuses complex ones), by its rules."""
+    patches = _operator_patches(framework) if framework in _NAMESPACES else ()
+    saved = [(cls, name, cls.__dict__.get(name)) for cls, name, _ in patches]
+    for cls, name, method in patches:
+        setattr(cls, name, method)
+    try:
+        yield
+    finally:
+        for cls, name, before in saved:
+            if before is None:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, before)
+
+
+@functools.cache
+def _operator_patches(framework: str) -> tuple:
+    """(class, name, method) for ``operators``."""
     if framework == "torch":
         import torch
 
@@ -326,6 +343,7 @@ def _complex_step_operators(framework: str, np: Any) -> None:
         import tensorflow as tf
 
         cls = tf.Tensor
+    patches = []
 
     def under_complex_step_(name: str, rule: Callable) -> None:
         own = getattr(cls, name)
@@ -338,27 +356,24 @@ def _complex_step_operators(framework: str, np: Any) -> None:
                     return out
             return own(self, *args, **kwargs)
 
-        setattr(cls, name, method)
+        patches.append((cls, name, method))
 
     def power(z: Any, p: Any) -> Any:
         q = _integral(p)
         return NotImplemented if q is None or not is_complex(z) else integer_power(z, q)
 
     under_complex_step_("__pow__", power)
-    if framework != "torch":
-        return
-    import torch
+    if framework == "torch":
+        import torch
 
-    def product(own: Callable) -> Callable:
-        return lambda a, b: own(*as_complex_beside((a, b)))
-
-    under_complex_step_("__matmul__", product(torch.matmul))
-    under_complex_step_("__rmatmul__", lambda a, b: torch.matmul(*as_complex_beside((b, a))))
-    rules = real_part_functions(np)
-    for name in ("max", "min"):  # NumPy's x.max(): no arguments (PyTorch's dims differ)
-        amax = rules[name]
-        under_complex_step_(name, lambda z, *a, amax=amax, **k: NotImplemented
-                            if a or k else amax(z))  # fmt: skip
+        under_complex_step_("__matmul__", lambda a, b: torch.matmul(*as_complex_beside((a, b))))
+        under_complex_step_("__rmatmul__", lambda a, b: torch.matmul(*as_complex_beside((b, a))))
+        rules = real_part_functions(_NAMESPACES[framework])
+        for name in ("max", "min"):  # NumPy's x.max(): no arguments (PyTorch's dims differ)
+            amax = rules[name]
+            under_complex_step_(name, lambda z, *a, amax=amax, **k: NotImplemented
+                                if a or k else amax(z))  # fmt: skip
+    return tuple(patches)
 
 
 @functools.cache
@@ -371,7 +386,7 @@ def with_real_part(np: Any) -> Any:
     framework = getattr(np, "__adlab_framework__", None) or np.__name__.split(".")[0]
     names = {k: v for k, v in vars(np).items() if not k.startswith("_")}
     if framework in ("torch", "tensorflow"):
-        _complex_step_operators(framework, np)
+        _NAMESPACES.setdefault(framework, np)
     try:
         constant = _framework(framework)[1]  # what logsumexp's shift is held with
     except ValueError:  # a framework without AD to hold a value from

@@ -340,7 +340,8 @@ def _one(spec: Spec, i: int, h: float, args, flat: bool = False):
     xp = b.xp
     shape = np.shape(spec.args[i])
     xc = b.complex(xp.reshape(xp.asarray(args[i]), (-1,)), COMPLEX[np.dtype(spec.dtype).name])
-    F, _ = b.points(under_complex_step(spec.f), args, i, [xc + 1j * h], flat)
+    with _real_part.operators(spec.backend):  # PyTorch's and TensorFlow's x ** 3, A @ x
+        F, _ = b.points(under_complex_step(spec.f), args, i, [xc + 1j * h], flat)
     return to_jacobian(xp.imag(F) / h, spec.out_shape, shape, xp)
 
 
