@@ -11,9 +11,12 @@ Each result is one ``Verdict``:
 - ``agree``: within 1e-8 relative (1e-5 for finite differences), with an absolute
   floor of that times max |reference| (so exact zeros compare), or
 - ``refused``: an ``adlab.ModelError`` that names a line of the model;
-- anything else is a failure: ``wrong`` (a value that disagrees, ``flagged`` when
-  adlab itself said ``trusted=False``), ``no line`` (a ModelError naming no line),
-  ``raw`` (any other exception), ``crash`` (the worker process died or hung).
+- ``flagged``: a value that disagrees, but which adlab itself reported as
+  ``trusted=False`` with both numbers (its cross-check against JAX's checked
+  reference): a framework's own bug, caught and said, as issue 23 allows;
+- anything else is a failure: ``wrong`` (a value that disagrees, reported trusted),
+  ``no line`` (a ModelError naming no line), ``raw`` (any other exception),
+  ``crash`` (the worker process died or hung).
 
 ``Worker`` runs ``evaluate`` in a long-lived child process (spawned, so one crash or
 hang of a framework costs a restart, not the test session).
@@ -83,7 +86,7 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("agree", "refused", "unchecked")
+        return self.status in ("agree", "refused", "flagged", "unchecked")
 
 
 # ----------------------------------------------------------------------- oracle

@@ -133,12 +133,21 @@ def verdict(value: Any, ref: Any, tol: tuple[float, float] | None) -> str | None
 
 
 def crosscheck(model: Any, args: tuple, value: Any, *, wrt: Any, mode: str, scheme: str | None,
-               precision: str, backend: str, order: int = 1,
-               direction: Any = None) -> str | None:  # fmt: skip
+               precision: str, backend: str, order: int = 1, direction: Any = None,
+               reference: bool = False) -> str | None:  # fmt: skip
     """Why ``value`` (``model``'s derivative at ``args``) cannot be trusted, or None: it
     agrees with JAX's checked float64 reference, or no check was made (too large, no
     JAX twin, a reference that failed or could not itself be checked). ``direction``:
-    ``value`` is a Hessian-vector product along it (held to the Hessian times it)."""
+    ``value`` is a Hessian-vector product along it (held to the Hessian times it).
+    ``reference``: ``value`` is JAX's float64 reference itself, only checked to be
+    finite (JAX's Hessian through svd is all NaN where the true one is finite)."""
+    a = _flat(value)
+    if not np.all(np.isfinite(a)):  # nothing to compare with: never called trusted
+        i = int(np.argmin(np.isfinite(a)))
+        return (f"entry {i} is {a[i]}: f may not be differentiable here, or a derivative rule "
+                "divided by zero; compare mode='numeric'")  # fmt: skip
+    if reference:  # the result is JAX's float64 reference itself
+        return None
     tol = tolerance(mode, scheme, precision)
     size = np.size(value) if not isinstance(value, tuple) else sum(map(np.size, value))
     if direction is not None:

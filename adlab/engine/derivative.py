@@ -264,12 +264,12 @@ def derivative(
         value, err = p.with_error(*p.inputs)
     value, err = p._impl.to_numpy(value), p._impl.to_numpy(err)
     trusted, note = p.trusted, p.note
-    rule = get_rule(mode)  # a first derivative, not JAX float64 reverse mode (the reference)
-    if rule.is_derivative and rule.order == 1 and not (
-        backend == "jax" and mode == "reverse" and precision == "float64"
-    ):
+    rule = get_rule(mode)  # a first derivative (derivative(mode="primal") gives f)
+    if rule.is_derivative and rule.order == 1:
         wrong = crosscheck(p._model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
-                           precision=precision, backend=backend)  # fmt: skip
+                           precision=precision, backend=backend,
+                           reference=backend == "jax" and mode == "reverse"
+                           and precision == "float64")  # fmt: skip
         if wrong:
             trusted, note = False, wrong
             warnings.warn(f"{mode} on {backend}: {wrong}", UntrustedWarning, stacklevel=2)

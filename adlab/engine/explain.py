@@ -108,9 +108,6 @@ def framework_gap(exc: BaseException, expr: str | None) -> tuple[str, str] | Non
     words = getattr(exc, "adlab_gap", None)  # a refusal that words itself (backends._detach)
     if words is not None:
         return words(expr)
-    words = getattr(exc, "adlab_gap", None)  # a refusal that words itself (backends._detach)
-    if words is not None:
-        return words(expr)
     obj, name = getattr(exc, "obj", None), getattr(exc, "name", None)
     framework = getattr(obj, "__adlab_framework__", None)
     if isinstance(exc, AttributeError) and framework and name:

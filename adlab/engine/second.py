@@ -174,13 +174,13 @@ def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
         return (value, p.info()) if full_output else value
     value = get_backend(p.backend).to_numpy(value)  # NumPy, as each framework hands it over
     trusted, note = p.trusted, p.note
-    if check is not None and not (p.backend == "jax" and p.precision == "float64"
-                                  and p.scheme in ROUTES):  # fmt: skip
+    if check is not None:
         model, args, v = check
         kind = "hessian" if v is None else "hvp"
         wrong = crosscheck(model, args, value, wrt=p.wrt, mode=kind, scheme=p.scheme,
-                           precision=p.precision, backend=p.backend, order=2,
-                           direction=v)  # fmt: skip
+                           precision=p.precision, backend=p.backend, order=2, direction=v,
+                           reference=p.backend == "jax" and p.precision == "float64"
+                           and p.scheme in ROUTES)  # fmt: skip
         if wrong:
             trusted, note = False, wrong
             warnings.warn(f"{kind} {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,

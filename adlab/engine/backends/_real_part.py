@@ -130,6 +130,28 @@ def as_complex_beside(args: tuple) -> tuple:
                  for a in args)  # fmt: skip
 
 
+#: a ufunc's methods (jnp.logaddexp.reduce): kept on the comparing functions' wrappers
+UFUNC_METHODS = ("reduce", "accumulate", "outer", "reduceat", "at")
+
+
+def _ufunc_method(own: Any, name: str, method: str) -> Callable:
+    """``own.method``, refused under complex step: the real-part rule is for the function
+    itself, and the framework's method would compare complex numbers its own way."""
+    impl = getattr(own, method)
+
+    @functools.wraps(impl)
+    def run(a: Any, *args: Any, **kwargs: Any) -> Any:
+        if COMPLEX_STEP.get() and (is_complex(a) or any(is_complex(b) for b in args)):
+            raise TypeError(
+                f"np.{name}.{method} has no complex-step rule"
+                + (": write logsumexp(a, axis) (provided beside np), which has one"
+                   if name == "logaddexp" and method == "reduce" else "")
+            )  # fmt: skip
+        return impl(a, *args, **kwargs)
+
+    return run
+
+
 def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, Callable]:
     """The comparing functions of the namespace ``np``, each following the real-part
     rule on a complex input under complex step, else ``np``'s own; ``constant``
@@ -152,6 +174,9 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
                 return real_part(a, *args, **kwargs)
             return own(a, *args, **kwargs)
 
+        for method in UFUNC_METHODS:  # np.logaddexp.reduce: a ufunc's methods stay
+            if callable(getattr(own, method, None)):
+                setattr(fn, method, _ufunc_method(own, name, method))
         return fn
 
     def absolute(z):
