@@ -203,7 +203,7 @@ def test_the_directory_is_bounded_least_recently_used_out(programs, monkeypatch)
 
 def test_a_model_importing_code_of_its_own_is_compiled_every_time(programs):
     """Code a model imports is part of its program but not of its source, the key."""
-    theirs = SOURCE.replace("LAM = 0.1", "import jax  # beyond the standard library\n\nLAM = 0.1")
+    theirs = SOURCE.replace("LAM = 0.1", "import scipy  # beyond the standard library\n\nLAM = 0.1")
     _prepare(theirs)
     p, traced = _prepare(theirs)
     assert not p.compile_loaded and traced >= 2
