@@ -7,6 +7,7 @@ theory (see ``tolerance`` there), in float64 and in float32.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -42,9 +43,14 @@ def derive(name: str, n: int, precision: str, mode: str, scheme: str, backend: s
     """adlab's derivative of a catalog model at its setup(n) arguments, computed
     once per session: each is an XLA compile, and several tests look at it."""
     m = model(name, **HAND[name][0])
-    return adlab.derivative(
-        m, *setup(name, n), mode=mode, scheme=scheme, precision=precision, backend=backend
-    )
+    with warnings.catch_warnings():
+        # gaussian_residual's NaN at n=1 in float32 (below) is flagged untrusted: the
+        # test asserts the NaN itself
+        if (name, n, precision) == ("gaussian_residual", 1, "float32"):
+            warnings.filterwarnings("ignore", ".*entry 0 is nan", adlab.UntrustedWarning)
+        return adlab.derivative(
+            m, *setup(name, n), mode=mode, scheme=scheme, precision=precision, backend=backend
+        )
 
 
 def test_hand_oracles_cover_the_catalog():
