@@ -23,7 +23,7 @@ import pytest
 
 import adlab
 from adlab._vocab import BACKENDS
-from adlab.engine import explain, userline
+from adlab.engine import explain, framework_imports, userline
 from adlab.engine.userline import REMEDIES, speaking_to
 
 ROOT = pathlib.Path(adlab.__file__).parent
@@ -86,7 +86,8 @@ def source_hints() -> list[tuple[str, str]]:
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         tree = ast.parse(path.read_text())
-        pairs = path.name in ("explain.py", "userline.py", "complex_step.py")
+        pairs = path.name in ("explain.py", "framework_imports.py", "userline.py",
+                              "complex_step.py")  # fmt: skip
         for node in ast.walk(tree):
             values = []
             if isinstance(node, ast.keyword) and node.arg == "hint":
@@ -186,7 +187,7 @@ def test_the_framework_refusal_names_functions_that_exist(interface):
     for backend, call in calls.items():
         tree = ast.parse(f"def f(x):\n    return {call}\n")
         with speaking_to(interface):
-            message, hint = explain.framework_refusal(
+            message, hint = framework_imports.framework_refusal(
                 tree, backend, "return ...", userline.remedy("framework")
             )
         assert not missing_names(message + " " + hint), (message, hint)

@@ -30,8 +30,8 @@ from .backends import get_backend
 from .backends._inner_grad import check_inner
 from .backends._inner_grad import make as inner_grad
 from .backends._real_part import with_real_part
-from .explain import framework_refusal, framework_uses, np_imports
 from .folding import fold_constants
+from .framework_imports import framework_refusal, framework_uses, np_imports
 from .settings import (
     SETTING_TYPES,
     changed,

@@ -37,11 +37,10 @@ References:
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 #: True while complex step evaluates (or traces) f
@@ -87,7 +86,7 @@ def logsumexp(np: Any, a: Any, axis: Any = None, keepdims: bool = False,
                     keepdims)  # fmt: skip
 
 
-def _integral(p: Any) -> int | None:
+def integral(p: Any) -> int | None:
     """The exponent ``p`` as an int where it is a whole number known while tracing."""
     import numpy
 
@@ -268,7 +267,7 @@ def real_part_functions(np: Any, constant: Callable = lambda v: v) -> dict[str, 
         return np.log(z) / math.log(10.0)
 
     def power(a, b):
-        p = _integral(b)
+        p = integral(b)
         return np.power(a, b) if p is None or not cplx(a) else integer_power(a, p)
 
     def hypot(a, b):  # analytic away from (0, 0), where hypot has no derivative
@@ -328,77 +327,9 @@ def is_rule(file_name: str, function_name: str) -> bool:
     return file_name == __file__ and function_name.rsplit(".", 1)[-1] in RULES
 
 
-#: the model namespaces of PyTorch and TensorFlow (their rules serve the operators)
-_NAMESPACES: dict[str, Any] = {}
-
-
-@contextlib.contextmanager
-def operators(framework: str) -> Iterator[None]:
-    """Operators of PyTorch's and TensorFlow's tensors under complex step, on a complex
-    x, while complex step evaluates f (set on the class, restored after: the operators
-    are the class's, and patched ones would cost every other call a Python frame):
-
-    - ``x ** p`` with a whole p by ``integer_power``: both compute a complex power as
-      exp(p log x) past p = 3 (TensorFlow's eager ops even at 2 and 3), which at a
-      negative real part leaves ~1e-16 in the imaginary part, 1e4 times complex step's;
-    - PyTorch: ``A @ x`` with a real A (``as_complex_beside``), and ``x.max()``,
-      ``x.min()`` of the real parts (PyTorch refuses complex ones), by its rules."""
-    patches = _operator_patches(framework) if framework in _NAMESPACES else ()
-    saved = [(cls, name, cls.__dict__.get(name)) for cls, name, _ in patches]
-    for cls, name, method in patches:
-        setattr(cls, name, method)
-    try:
-        yield
-    finally:
-        for cls, name, before in saved:
-            if before is None:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, before)
-
-
-@functools.cache
-def _operator_patches(framework: str) -> tuple:
-    """(class, name, method) for ``operators``."""
-    if framework == "torch":
-        import torch
-
-        cls = torch.Tensor
-    else:
-        import tensorflow as tf
-
-        cls = tf.Tensor
-    patches = []
-
-    def under_complex_step_(name: str, rule: Callable) -> None:
-        own = getattr(cls, name)
-
-        @functools.wraps(own)
-        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if COMPLEX_STEP.get() and (is_complex(self) or any(map(is_complex, args))):
-                out = rule(self, *args, **kwargs)
-                if out is not NotImplemented:
-                    return out
-            return own(self, *args, **kwargs)
-
-        patches.append((cls, name, method))
-
-    def power(z: Any, p: Any) -> Any:
-        q = _integral(p)
-        return NotImplemented if q is None or not is_complex(z) else integer_power(z, q)
-
-    under_complex_step_("__pow__", power)
-    if framework == "torch":
-        import torch
-
-        under_complex_step_("__matmul__", lambda a, b: torch.matmul(*as_complex_beside((a, b))))
-        under_complex_step_("__rmatmul__", lambda a, b: torch.matmul(*as_complex_beside((b, a))))
-        rules = real_part_functions(_NAMESPACES[framework])
-        for name in ("max", "min"):  # NumPy's x.max(): no arguments (PyTorch's dims differ)
-            amax = rules[name]
-            under_complex_step_(name, lambda z, *a, amax=amax, **k: NotImplemented
-                                if a or k else amax(z))  # fmt: skip
-    return tuple(patches)
+#: the model namespaces of PyTorch and TensorFlow (their rules serve the operators:
+#: ``_complex_operators``)
+NAMESPACES: dict[str, Any] = {}
 
 
 @functools.cache
@@ -411,7 +342,7 @@ def with_real_part(np: Any) -> Any:
     framework = getattr(np, "__adlab_framework__", None) or np.__name__.split(".")[0]
     names = {k: v for k, v in vars(np).items() if not k.startswith("_")}
     if framework in ("torch", "tensorflow"):
-        _NAMESPACES.setdefault(framework, np)
+        NAMESPACES.setdefault(framework, np)
     try:
         constant = _framework(framework)[1]  # what logsumexp's shift is held with
     except ValueError:  # a framework without AD to hold a value from
