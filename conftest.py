@@ -12,4 +12,43 @@ os.environ.setdefault("ADLAB_QUICK", "1")
 
 # nbval's reference outputs for # NBVAL_CHECK_OUTPUT cells live in
 # notebooks/expected/, so the committed notebooks carry no outputs at all.
+import pytest  # noqa: E402
+
 import tests.nbval_expected  # noqa: E402,F401
+
+#: slow tests by path or node id (the full command runs them; -m "not slow" leaves them out):
+#: the browser, Binder's install, the framework start-up subprocesses, the slowest of the rest
+#: (by --durations); every notebook too.
+SLOW = (
+    'tests/browser/',
+    'tests/tutorial/test_binder.py::test_binder_requirements_install_and_the_quickstart_runs',
+    'tests/engine/test_framework_startup.py::test_the_order_that_crashes_is_the_one_guarded_against',
+    'tests/engine/test_framework_startup.py::test_adlabs_backends_load_triton_before_tensorflow_can_come',
+    'tests/engine/test_framework_startup.py::test_tensorflow_imported_first_by_the_user_refuses_torch_compile_clearly',
+    'tests/engine/test_framework_startup.py::test_tensorflows_numpy_behaviour_stays_inside_adlabs_calls',
+    'tests/engine/test_framework_startup_quiet.py::test_loading_every_framework_through_adlab_prints_nothing',
+    'tests/engine/test_framework_startup_quiet.py::test_a_level_the_user_chose_shows_what_it_shows',
+    'tests/engine/test_framework_startup_quiet.py::test_a_models_error_in_tensorflow_brings_no_c_plus_plus_warning',
+    'tests/engine/test_framework_startup_quiet.py::test_the_cli_prints_no_tensorflow_notices',
+    'tests/engine/test_framework_startup_quiet.py::test_the_tutorials_first_framework_cells_show_no_stderr',
+    'tests/tutorial/test_notebooks_clean.py::test_sidecar_references_are_compared_by_nbval',
+    'tests/lab/test_lab_second_order.py::test_a_reverse_pattern_colored_through_the_front_says_so',
+    'tests/lab/test_lab_second_order.py::test_a_sparse_run_shows_its_patterns_and_colors',
+    'tests/lab/test_lab_second_order.py::test_a_sparse_hessian_shows_its_star_colored_pattern',
+    'tests/lab/test_lab_frameworks.py::test_the_lab_draws_the_issue_bench_command_series',
+    'tests/engine/test_sparse_front.py::test_ba_through_the_front_equals_the_dense_jacobian_in_two_colors',
+    'tests/engine/test_sparse_front.py::test_ba_written_with_library_selections_still_goes_through_the_front',
+    'tests/engine/test_sparse_front.py::test_the_front_is_left_out_where_its_pattern_cannot_be_held',
+    'tests/engine/test_sparse.py::test_the_pattern_holds_an_entry_that_random_points_miss',
+    'tests/engine/test_cache_linalg.py::test_linalg_programs_load_from_a_warm_cache_in_a_new_process',
+    'tests/engine/test_engine_properties.py::test_modes_agree_on_random_smooth_compositions',
+    'tests/measure/test_measure_colorings.py::test_reverse_passes_are_those_the_sparse_reverse_jacobian_takes',
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        node = item.nodeid
+        if node.split("::")[0].endswith(".ipynb") or any(node.startswith(s) for s in SLOW):
+            item.add_marker(pytest.mark.slow)

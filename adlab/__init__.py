@@ -29,8 +29,8 @@ from .engine.derivative import Prepared as Prepared
 from .engine.derivative import UntrustedWarning as UntrustedWarning
 from .engine.derivative import derivative as derivative
 from .engine.derivative import prepare as prepare
-from .engine.memory import SizeError as SizeError
-from .engine.model import Model as Model
+from .engine.model.source import Model as Model
+from .engine.programs.memory import SizeError as SizeError
 from .engine.second import hessian as hessian
 from .engine.second import hvp as hvp
 from .engine.second import prepare_hessian as prepare_hessian

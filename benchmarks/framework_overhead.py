@@ -15,7 +15,7 @@ float64 at n = 10 and 1000:
 Two hand-written versions each: "idiomatic", as a user of the framework writes
 the model (``math.log(2 * math.pi)``: a Python number), and "same ops", the
 operations adlab's run of the NumPy source makes (``np.log(2 * np.pi)`` is
-computed once when the model is built, ``engine.folding``, so it is a Python
+computed once when the model is built, ``engine.model.folding``, so it is a Python
 float here too; TensorFlow's ``tnp`` functions are its NumPy API). The first
 ratio is what a user pays for writing NumPy instead of the framework's own
 idiom; the second is adlab's own overhead, its call path. The goal: both

@@ -76,7 +76,7 @@ SIZES = {
 
 #: (eval, adlab mode) pairs the default run leaves out, and why: name the mode to run one.
 #: None now: ba in reverse mode, once 1,300 passes (a camera's columns share 1,300 rows),
-#: takes 2 through the selection front (``adlab.engine.front``), ~24 ms a Jacobian on ba1.
+#: takes 2 through the selection front (``adlab.engine.sparsity.front``), ~24 ms a Jacobian on ba1.
 SLOW: dict[tuple[str, str], str] = {}
 
 #: GradBench's manual and JAX tools as this script runs them.

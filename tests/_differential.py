@@ -1,5 +1,5 @@
 """A grammar of common NumPy usage, as hypothesis strategies: random models for the
-differential test (tests/test_differential.py, issue 23).
+differential test (tests/engine/test_differential.py, issue 23).
 
 A model is source text as users write it::
 

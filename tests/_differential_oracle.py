@@ -48,7 +48,7 @@ if shutil.which("node"):  # backend='js' runs the model's jaxprs in Node: no com
     FIRST_ON["js"] = ("primal", "forward", "reverse", "numeric")
 COMPOSITIONS = ("forward-over-reverse", "reverse-over-forward", "reverse-over-reverse",
                 "forward-over-forward", "numeric", "complex-step")  # fmt: skip
-#: the Hessian compositions each framework runs (adlab.engine.modes.second_order.ON)
+#: the Hessian compositions each framework runs (adlab.engine.modes.hessian.ON)
 SECOND_ON = {
     "jax": COMPOSITIONS,
     "torch": COMPOSITIONS[:5],

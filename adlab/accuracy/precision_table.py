@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from .._vocab import ModelError
 from ..catalog import resolve_model
 from ..engine.derivative import derivative
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..engine.modes import get_rule
 from .reference import Reference, max_relative_error, normwise_relative_error, reference
-from .steps import _eps
+from .steps import eps
 
 #: the modes ``precision_table`` compares, as labels (Record.label's spelling)
 PRECISION_MODES: tuple[str, ...] = (
@@ -67,8 +67,8 @@ class PrecisionRow:
         """Measured decades lost in float32 (a float64 error below eps64 counts as eps64)."""
         if self.error_float32 is None or self.error_float64 is None:
             return None
-        return math.log10(max(self.error_float32, _eps("float64")) /
-                          max(self.error_float64, _eps("float64")))  # fmt: skip
+        return math.log10(max(self.error_float32, eps("float64")) /
+                          max(self.error_float64, eps("float64")))  # fmt: skip
 
 
 def precision_table(
@@ -89,7 +89,7 @@ def precision_table(
     args = model.setup(n, seed)
     if ref is None:
         ref = reference(model, *args, wrt=wrt)
-    decades = math.log10(_eps("float32") / _eps("float64"))
+    decades = math.log10(eps("float32") / eps("float64"))
     rows = []
     for label in modes:
         mode, scheme = _parse_label(label)

@@ -32,11 +32,11 @@ import numpy as np
 
 from .._vocab import SCHEMES, StepRecord
 from ..catalog import resolve_model
-from ..engine.args import wrt_indices
 from ..engine.derivative import prepare
-from ..engine.model import Model
+from ..engine.model.args import wrt_indices
+from ..engine.model.precision import dtype_of, precision_scope
+from ..engine.model.source import Model
 from ..engine.modes import Spec, get_rule, mode_names, stepping_of
-from ..engine.precision import dtype_of, precision_scope
 from .reference import (
     Reference,
     max_relative_error,
@@ -63,7 +63,7 @@ PER_DECADE = 4
 SMALLEST_STEP = {"float32": 1e-30, "float64": 1e-300}
 
 
-def _eps(precision: str) -> float:
+def eps(precision: str) -> float:
     return float(np.finfo(dtype_of(precision)).eps)
 
 
@@ -82,7 +82,7 @@ def optimal_step(scheme: str, precision: str = "float64") -> float | None:
     round-off arm, so every h below ~sqrt(eps) is optimal.
     """
     power = _power(scheme)
-    return None if power is None else _eps(precision) ** power
+    return None if power is None else eps(precision) ** power
 
 
 def expected_error(scheme: str, precision: str = "float64") -> float:
@@ -90,13 +90,13 @@ def expected_error(scheme: str, precision: str = "float64") -> float:
     eps**(1 - power) (sqrt(eps) forward, eps**(2/3) central, eps**(4/5) Richardson),
     and eps for complex step."""
     power = _power(scheme)
-    return _eps(precision) ** (1.0 - (power or 0.0))
+    return eps(precision) ** (1.0 - (power or 0.0))
 
 
 def default_step(scheme: str, precision: str = "float64") -> float:
     """The step adlab uses when ``step=None``, in a sweep's units (see ``StepRecord.h``)."""
     power = _power(scheme)
-    return stepping_of(scheme)[1].fixed_step if power is None else _eps(precision) ** power
+    return stepping_of(scheme)[1].fixed_step if power is None else eps(precision) ** power
 
 
 def default_steps(

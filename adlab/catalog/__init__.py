@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..engine.model import Model, is_model_source
+from ..engine.model.source import Model, is_model_source
 
 #: catalog modules that are not models (GradBench's adapters)
 NOT_MODELS = frozenset({"gradbench.py"})

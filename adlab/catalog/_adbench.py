@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.model import Model
+from ..engine.model.source import Model
 
 Input = Mapping[str, Any]
 #: entries of ba's sparse Jacobian GradBench transmits: these first ones, then the last

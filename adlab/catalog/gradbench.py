@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.model import Model
+from ..engine.model.source import Model
 from . import _adbench, load_model
 
 Input = Mapping[str, Any]  # an eval's ``input`` JSON, decoded

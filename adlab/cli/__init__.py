@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..engine.userline import speaking_to
+    from ..engine.model.userline import speaking_to
 
     args = build_parser().parse_args(argv)
     try:

@@ -21,7 +21,7 @@ from ..accuracy.steps import (
     step_summary,
 )
 from ..catalog import resolve_model
-from ..engine.userline import speaking_to
+from ..engine.model.userline import speaking_to
 from ..report.table import Table
 from ._args import add_model_arguments
 

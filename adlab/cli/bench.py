@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
         run_inline()
     if not args.cache:
-        from ..engine.cache import disable
+        from ..engine.programs.jax_cache import disable
 
         disable()
     case, sweep = _sweep(args)

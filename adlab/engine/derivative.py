@@ -18,18 +18,18 @@ from typing import Any
 import numpy as np
 
 from .._vocab import SCHEMES, ModelError
-from . import memory as _memory
-from . import program_cache
-from .args import _cast_args, backend_inputs, wrt_indices
 from .backends import get_backend
-from .backends._base import NotAnArray
-from .backends._inner_grad import check_inner
+from .backends.base import NotAnArray
+from .backends.inner_grad import check_inner
 from .compare import crosscheck
-from .model import Model, _normalize_wrt
+from .model.args import backend_inputs, cast_args, wrt_indices
+from .model.precision import dtype_of, precision_scope
+from .model.source import Model, normalize_wrt
+from .model.userline import running_on
 from .modes import Spec, get_rule
-from .precision import dtype_of, precision_scope
 from .prepared import Prepared
-from .userline import running_on
+from .programs import memory as _memory
+from .programs import store as program_cache
 
 
 class UntrustedWarning(UserWarning):
@@ -133,14 +133,14 @@ def prepare(
     if scheme not in schemes:  # checked for every mode: a typo must not pass silently
         raise ValueError(f"scheme must be one of {sorted(schemes)}, got {scheme!r}")
     dtype = dtype_of(precision)
-    wrt = model.wrt if wrt is None else _normalize_wrt(wrt)
+    wrt = model.wrt if wrt is None else normalize_wrt(wrt)
     all_args = (x, *args)
     for i in wrt_indices(wrt):
         if not -len(all_args) <= i < len(all_args):
             raise ValueError(f"wrt={wrt!r} is out of range: f gets {len(all_args)} argument(s)")
     indices = tuple(i % len(all_args) for i in wrt_indices(wrt))
     wrt = indices if isinstance(wrt, tuple) else indices[0]
-    all_args = _cast_args(all_args, dtype, indices)
+    all_args = cast_args(all_args, dtype, indices)
     size = sum(int(np.size(all_args[i])) for i in indices)
     where = f"f, mode {mode!r}, n={size}"
     f = model.function(backend, precision, inner)
@@ -279,6 +279,6 @@ def derivative(
 
 
 __all__ = [
-    "DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "_cast_args", "derivative",
+    "DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "cast_args", "derivative",
     "prepare",
 ]  # fmt: skip

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from operator import is_
 from typing import Any
 
-from .args import backend_inputs, wrt_indices
+from .model.args import backend_inputs, wrt_indices
 
 
 class Prepared:
@@ -44,7 +44,7 @@ class Prepared:
         compile_s: trace + lower + compile seconds (JAX), or the first call of the
             compiled function (``torch.compile``, ``tf.function``); 0.0 when eager.
             Where ``compile_loaded``, the seconds to load it from adlab's cache instead
-            (``adlab.engine.program_cache``); ``cold_compile_s`` is then what compiling
+            (``adlab.engine.programs.store``); ``cold_compile_s`` is then what compiling
             it took (else it is ``compile_s``).
         f_evals: evaluations of f per derivative (AD: passes, one per input for
             forward and one per output for reverse).
@@ -198,7 +198,7 @@ class Prepared:
         """XLA's analysis of the compiled derivative, PyTorch's count of its matrix
         products, or None (JAX not jitted, or a framework with neither).
 
-        PyTorch (``backends/_torch_flops``): ``flops`` from ``FlopCounterMode``, which
+        PyTorch (``backends/torch_flops``): ``flops`` from ``FlopCounterMode``, which
         counts matrix products, convolutions and attention only, and ``counter``
         saying so; the derivative is run once more, eagerly, to count it.
 

@@ -1,7 +1,7 @@
 """``hessian`` and ``hvp``: second derivatives in every composition of modes.
 
 Both compile through ``prepare`` (modes ``hessian`` and ``hvp`` of the
-registry, ``adlab.engine.modes.second_order``), so data binding, compile time,
+registry, ``adlab.engine.modes.hessian``), so data binding, compile time,
 ``p.f_evals`` and ``p.cost()`` work as for first derivatives. An HVP's
 direction v is held like data: ``p(x)`` takes the product at a new x along the
 bound v; ``p(x, v, *args)`` binds a new v (and data).
@@ -20,10 +20,10 @@ from .._vocab import ModelError
 from .backends import get_backend
 from .compare import crosscheck
 from .derivative import DerivativeInfo, UntrustedWarning, prepare
-from .model import Model, _normalize_wrt
-from .modes.second_order import BACKENDS, NAMES, NotScalar, refusal
+from .model.source import Model, normalize_wrt
+from .model.userline import source_line
+from .modes.hessian import BACKENDS, NAMES, NotScalar, refusal
 from .prepared import Prepared
-from .userline import source_line
 
 #: JAX's float64 compositions that are the Hessian's reference (``compare.crosscheck``)
 ROUTES = ("forward-over-reverse", "reverse-over-reverse")
@@ -49,7 +49,7 @@ def _check(kind: str, mode: str, backend: str) -> None:
 
 def _index(model: Model, wrt: Any, nargs: int) -> int:
     """The one differentiated argument's index in 0..nargs-1."""
-    wrt = model.wrt if wrt is None else _normalize_wrt(wrt)
+    wrt = model.wrt if wrt is None else normalize_wrt(wrt)
     if isinstance(wrt, tuple):
         if len(wrt) != 1:
             raise ValueError(f"a second derivative differentiates one argument; got "

@@ -1,19 +1,19 @@
 """Sparse Jacobians and Hessians: the program's pattern, colored, in one pass per color.
 
 ``prepare(..., sparse=True)`` and ``prepare_hessian(..., sparse=True)`` come
-here. The pattern is read from f's program (``adlab.engine.sparsity``), never
+here. The pattern is read from f's program (``adlab.engine.sparsity.pattern``), never
 from sampled points; its columns (forward mode), rows (reverse mode) or
-vertices (a Hessian, star coloring) are colored (``adlab.engine.coloring``);
+vertices (a Hessian, star coloring) are colored (``adlab.engine.sparsity.coloring``);
 the compressed derivative takes one pass per color, a JVP along the sum of a
 color's seed vectors (a VJP, an HVP), batched by ``jax.vmap``, in turn, or
-written out, whichever is timed faster (``adlab.engine.sparse_passes``); each
+written out, whichever is timed faster (``adlab.engine.sparsity.passes``); each
 nonzero is then read from it (by a second program where the passes run one
 after another: ``sparse_passes.Program``). What is compiled is that
 whole computation, so ``p.compile_s`` is its own and ``p.cost()`` the passes';
 ``p(x)`` returns a ``scipy.sparse.csr_array``, ``p.values(x)`` its nonzeros.
 
 Reverse mode colors the rows of f after its data movement where that takes fewer
-passes (``adlab.engine.front``; ``p.via`` says so): ba's rows, which share a
+passes (``adlab.engine.sparsity.front``; ``p.via`` says so): ba's rows, which share a
 camera's columns 1,300 at a time, share none of their own copies of them.
 """
 
@@ -26,18 +26,18 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 
-from .args import _cast_args
-from .coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .derivative import DerivativeInfo, prepare
-from .front import FrontRows, front_rows
-from .index_sets import PatternTooLarge
-from .memory import SizeError
-from .model import Model
-from .modes.second_order import COMPOSITIONS, HVP_NAMES, NotScalar
-from .precision import dtype_of, precision_scope
+from .model.args import cast_args
+from .model.precision import dtype_of, precision_scope
+from .model.source import Model
+from .modes.hessian import COMPOSITIONS, HVP_NAMES, NotScalar
+from .programs.memory import SizeError
 from .second import derived
-from .sparse_passes import WRITTEN_OUT, Program, by_color, faster, pass_bytes, reader
-from .sparsity import Detected, hessian_pattern, jacobian_pattern, refusal
+from .sparsity.coloring import Coloring, color_columns, color_rows, recovery, star_color
+from .sparsity.front import FrontRows, front_rows
+from .sparsity.index_sets import PatternTooLarge
+from .sparsity.passes import WRITTEN_OUT, Program, by_color, faster, pass_bytes, reader
+from .sparsity.pattern import Detected, hessian_pattern, jacobian_pattern, refusal
 
 KINDS = ("forward", "reverse", "hessian")
 
@@ -76,7 +76,7 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
 def _through_front(rows: FrontRows, i: int, nnz: int, width: int | None) -> tuple[Any, Any]:
     """(passes, read), as ``_compressed``'s: one VJP of g (f after its data movement) per
     color of J_g's rows; each nonzero of J_g is added into the J_f nonzero its front
-    entry's source makes (``adlab.engine.front``)."""
+    entry's source makes (``adlab.engine.sparsity.front``)."""
     front = rows.front
     colors, count = rows.coloring.colors, rows.coloring.count
 
@@ -232,7 +232,7 @@ def prepare_sparse(
     if not -len(given) <= i < len(given):
         raise ValueError(f"wrt={wrt!r} is out of range: f gets {len(given)} argument(s)")
     i %= len(given)
-    cast = _cast_args(given, dtype_of(precision), (i,))
+    cast = cast_args(given, dtype_of(precision), (i,))
     shape = np.shape(cast[i])
     f = model.function("jax")
     where = f"f, sparse {kind}, n={int(np.prod(shape, dtype=int))}"

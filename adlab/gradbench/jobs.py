@@ -21,11 +21,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..catalog.gradbench import newton_direction
-from ..engine.args import backend_inputs, wrt_indices
 from ..engine.backends import get_backend
 from ..engine.derivative import prepare
-from ..engine.model import Model
-from ..engine.modes.second_order import BACKENDS as NESTING
+from ..engine.model.args import backend_inputs, wrt_indices
+from ..engine.model.source import Model
+from ..engine.modes.hessian import BACKENDS as NESTING
 from ..engine.second import prepare_hessian, prepare_hvp
 from ..engine.sparse import SparsePrepared
 from ..measure.timing import awaited_call

@@ -31,8 +31,8 @@ import numpy as np
 from .._vocab import ModelError
 from ..catalog.gradbench import gradbench_eval
 from ..engine.backends import get_backend
-from ..engine.memory import SizeError
 from ..engine.modes import get_rule
+from ..engine.programs.memory import SizeError
 from ..measure.timing import timed_runs
 from .jobs import Job, Options, timing
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from ..engine.backends import KNOWN
 from ..engine.modes import get_rule
-from ..engine.modes.second_order import NAMES
+from ..engine.modes.hessian import NAMES
 from ..engine.sparse import BACKENDS as SPARSE_BACKENDS
 from ..engine.sparse import sparse_refusal as engine_sparse_refusal
 from ..measure.series import SPARSE_MODES, Series

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._vocab import Record
-from ..engine.coloring import Coloring
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..engine.sparse import prepare_sparse
+from ..engine.sparsity.coloring import Coloring
 from ..measure.series import parse_variant
 
 #: the pattern is drawn at a size up to this: each nonzero a square of a 315-pixel figure

@@ -19,7 +19,7 @@ from typing import Any
 
 from .._vocab import Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES, step_errors
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..measure import bench
 from ..measure.advisor import advice_from
 from ..measure.findings import Crossover, computes, tied_pairs

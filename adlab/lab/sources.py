@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..catalog import list_models, source_of
-from ..engine.model import Model, is_model_source
+from ..engine.model.source import Model, is_model_source
 
 
 def resolve(model: str | Model) -> tuple[str, str]:

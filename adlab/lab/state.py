@@ -33,7 +33,7 @@ from traitlets import observe
 
 from .._vocab import ModelError
 from ..catalog import list_models
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..measure.findings import crossovers
 from ..report import to_csv, to_json
 from .editing import ModelEditing

@@ -24,7 +24,7 @@ from traitlets import (
 )
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES, ModelError
-from ..engine.model import Model
+from ..engine.model.source import Model
 from .modes import COMPOSITION_CHOICES, FIRST_ORDER, SECOND_ORDER, SPARSE_CHOICES
 
 #: the mode checkboxes: first order, then second order (Hessian, HVP)

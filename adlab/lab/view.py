@@ -16,9 +16,9 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..plots import LabPlots
-from ..plots._bokehjs import publish_bokehjs
+from ..plots.bokehjs import publish_bokehjs
 from .choices import (
     composition_boxes,
     framework_boxes,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from ..engine.userline import speaking_to
+from ..engine.model.userline import speaking_to
 
 
 class Worker:

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..catalog import resolve_model
-from ..engine.coloring import color_columns, color_rows, star_color
-from ..engine.front import front_rows
-from ..engine.model import Model
-from ..engine.precision import precision_scope
-from ..engine.sparsity import hessian_pattern, jacobian_pattern
+from ..engine.model.precision import precision_scope
+from ..engine.model.source import Model
+from ..engine.sparsity.coloring import color_columns, color_rows, star_color
+from ..engine.sparsity.front import front_rows
+from ..engine.sparsity.pattern import hessian_pattern, jacobian_pattern
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class ColoringRow:
             for a Jacobian, a star coloring (HVPs) for a Hessian.
         rows: passes by a row coloring (reverse mode: of the rows of f after its data
             movement where that needs fewer, as the sparse derivative takes them,
-            ``adlab.engine.front``); for a Hessian, by a column coloring, which
+            ``adlab.engine.sparsity.front``); for a Hessian, by a column coloring, which
             ignores its symmetry.
         lower_bound: the most nonzeros in one row: no column coloring needs fewer.
         dense: the passes without coloring: n for forward mode (or n HVPs).

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..catalog import resolve_model
 from ..engine.derivative import prepare
-from ..engine.model import Model
+from ..engine.model.source import Model
 from .preparing import prepare_series
 from .series import parse_variant
 

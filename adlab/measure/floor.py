@@ -72,8 +72,8 @@ def floor_call(precision: str = "float64", handed_over: bool = False, backend: s
     import jax
 
     from ..engine.derivative import prepare
-    from ..engine.model import Model
-    from ..engine.precision import dtype_of, precision_scope
+    from ..engine.model.precision import dtype_of, precision_scope
+    from ..engine.model.source import Model
 
     # models from source, so adlab's cache of compiled programs keeps them too
     if handed_over:
@@ -159,7 +159,7 @@ def floor_kind(backend: str | None) -> str:
     600 us for an eager TensorFlow one on this CPU, so one floor for all would read
     TensorFlow's overhead as arithmetic, or PyTorch's arithmetic as overhead.
     """
-    from ..engine.backends._registry import KNOWN
+    from ..engine.backends import KNOWN
 
     known = KNOWN[backend or "jax"]
     if known.label == "NumPy":

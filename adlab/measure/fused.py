@@ -20,9 +20,9 @@ import jax
 import numpy as np
 
 from ..catalog import resolve_model
-from ..engine.derivative import _cast_args, prepare
-from ..engine.model import Model
-from ..engine.precision import dtype_of, precision_scope
+from ..engine.derivative import cast_args, prepare
+from ..engine.model.precision import dtype_of, precision_scope
+from ..engine.model.source import Model
 from .sweep import dispatch_floor
 from .timing import time_call
 
@@ -97,7 +97,7 @@ def fused_descent(
     if not isinstance(m.wrt, int):
         raise ValueError(f"fused_descent needs one argument to descend on, got wrt={m.wrt!r}")
     wrt = m.wrt
-    point = _cast_args(tuple(m.setup(n, seed)), dtype_of(precision), (wrt,))
+    point = cast_args(tuple(m.setup(n, seed)), dtype_of(precision), (wrt,))
     f = m.function("jax")
     grad = jax.grad(f, argnums=wrt)
 

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from .._vocab import Record, Timing
-from ..engine.model import Model
+from ..engine.model.source import Model
 from .floor import at_floor
 from .series import Series
 from .timing import Stopwatch

@@ -24,7 +24,7 @@ import numpy as np
 from .._format import seconds
 from ..engine.backends import get_backend
 from ..engine.derivative import UntrustedWarning, prepare
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..engine.second import prepare_hessian, prepare_hvp
 from .budget import Budget
 from .env import dispatch

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..catalog import resolve_model
 from ..engine.derivative import prepare
-from ..engine.model import Model, _normalize_wrt
+from ..engine.model.source import Model, normalize_wrt
 from .hlo_ops import HloOp, hlo_ops
 from .timing import time_call
 
@@ -179,7 +179,7 @@ def profile(
         raise ValueError(f"calls must be >= 1, got {calls}")
     m = resolve_model(model)
     if wrt is not None:  # the arguments are cast for the wrt being profiled
-        m = dataclasses.replace(m, wrt=_normalize_wrt(wrt))
+        m = dataclasses.replace(m, wrt=normalize_wrt(wrt))
     point = m.setup(n, seed)
     ops = {}
     timed = {}

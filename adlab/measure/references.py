@@ -24,9 +24,9 @@ from ..accuracy.reference import (
     normwise_relative_error,
     reference,
 )
-from ..engine.args import wrt_indices
 from ..engine.compare import tolerance, verdict
-from ..engine.model import Model
+from ..engine.model.args import wrt_indices
+from ..engine.model.source import Model
 from .budget import Budget
 from .series import Series
 

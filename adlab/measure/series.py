@@ -29,7 +29,7 @@ from typing import Any
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES
 from ..engine.backends import default_jit, get_backend, has_compiler
-from ..engine.backends._inner_grad import check_inner
+from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
 from ..engine.sparse import sparse_refusal
 

@@ -33,8 +33,8 @@ from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
 from ..engine.backends import get_backend
-from ..engine.backends._inner_grad import inner_note
-from ..engine.model import Model
+from ..engine.backends.inner_grad import inner_note
+from ..engine.model.source import Model
 from ..engine.modes import get_rule
 from .budget import Budget
 from .env import environment
@@ -68,7 +68,7 @@ def default_modes(backend: str | None = None) -> tuple[str, ...]:
     if backend is None:
         return DEFAULT_MODES
     from ..engine.backends import get_backend
-    from ..engine.modes._registry import get_rule
+    from ..engine.modes import get_rule
 
     impl = get_backend(backend)
     return tuple(m for m in DEFAULT_MODES if get_rule(m.split("[")[0]).runs_on(impl))

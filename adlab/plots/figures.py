@@ -42,7 +42,7 @@ def show(obj: Any) -> None:
     from bokeh.io import output_notebook
     from bokeh.io import show as bokeh_show
 
-    from ._bokehjs import in_kernel, inline_resources
+    from .bokehjs import in_kernel, inline_resources
 
     global _shown
     if not in_kernel():

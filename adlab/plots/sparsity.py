@@ -16,7 +16,7 @@ from bokeh.models import BasicTicker, ColumnDataSource, HoverTool, Range1d
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from ..engine.coloring import Coloring
+from ..engine.sparsity.coloring import Coloring
 from ..measure.colorings import ColoringRow
 
 SIDE = 420

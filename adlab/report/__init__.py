@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from .._format import error_text, jsonable, seconds
 from .._vocab import Record
-from ..engine.userline import without_where
+from ..engine.model.userline import without_where
 from ..measure import stream as _stream
 from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
 from .table import Table, TableText
@@ -131,7 +131,7 @@ MARKS = {
 }
 
 
-def _legend(records: Sequence[Record], marks: Sequence[str]) -> list[str]:
+def legend(records: Sequence[Record], marks: Sequence[str]) -> list[str]:
     measured = [r for r in records if not r.skipped]
     used = {
         "^": any(r.dispatch == "async" for r in records),
@@ -142,7 +142,7 @@ def _legend(records: Sequence[Record], marks: Sequence[str]) -> list[str]:
     return [MARKS[m] if m == "floor" else f"{m} {MARKS[m]}" for m in marks if used[m]]
 
 
-def _floor_lines(records: Sequence[Record]) -> list[str]:
+def floor_lines(records: Sequence[Record]) -> list[str]:
     """The dispatch floor per framework (its range over the sizes: it is measured at
     each) and, on a noisy machine, what that means for the findings."""
     out = []
@@ -194,20 +194,20 @@ def describe_environment(records: Sequence[Record]) -> str:
 TEXT_WIDTH = 100
 
 
-def _marks(r: Record) -> str:
+def time_marks(r: Record) -> str:
     """The marks after a time ('^~'), each explained under the table (``MARKS``)."""
     return ("^" if r.dispatch == "async" else "") + ("~" if r.unstable else "") + (
         "*" if r.note else "")
 
 
-def _ratio(r: Record) -> str:
+def ratio_cell(r: Record) -> str:
     """A cell's ratio to f ("1.4x", "at the floor"); "" for f itself or none."""
     if r.mode == "primal" or (r.ratio_to_primal is None and not r.at_floor):
         return ""
     return ratio_text(r)
 
 
-def _pivot(records: Sequence[Record]) -> tuple[list[int], list[str], dict, dict[str, int]]:
+def pivot(records: Sequence[Record]) -> tuple[list[int], list[str], dict, dict[str, int]]:
     """The sizes, the series, the record at (series, n) and each skip reason's number."""
     ns = sorted({r.n for r in records})
     cell: dict[tuple[str, int], Record] = {}
@@ -217,7 +217,7 @@ def _pivot(records: Sequence[Record]) -> tuple[list[int], list[str], dict, dict[
     return ns, _labels(records), cell, reasons
 
 
-def _skip_lines(records: Sequence[Record]) -> list[str]:
+def skip_lines(records: Sequence[Record]) -> list[str]:
     return [f"[{k}] {points}: {reason}"
             for k, (points, reason) in enumerate(skip_reasons(records), 1)]  # fmt: skip
 
@@ -242,7 +242,7 @@ def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> T
     records = list(records)
     if not records:
         return TableText("(no records)", lambda: "<p>(no records)</p>")
-    ns, labels, cell, reasons = _pivot(records)
+    ns, labels, cell, reasons = pivot(records)
     rows = []
     for label in labels:
         row = [label]
@@ -253,8 +253,8 @@ def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> T
             elif r.skipped:
                 row.append(f"skipped [{reasons[without_where(r.skipped)]}]")
             else:
-                ratio = _ratio(r)
-                row.append(seconds(r.median_s) + (f" ({ratio})" if ratio else "") + _marks(r))
+                ratio = ratio_cell(r)
+                row.append(seconds(r.median_s) + (f" ({ratio})" if ratio else "") + time_marks(r))
         rows.append(row)
     out = [
         describe_environment(records),
@@ -262,10 +262,10 @@ def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> T
         "",
         Table.of(["", *[f"n = {n}" for n in ns]], rows).text(width),
     ]
-    lines = _floor_lines(records)
+    lines = floor_lines(records)
     if lines:
         out += ["", *lines]
-    out += _legend(records, ["^", "~", "*", "floor"]) + _skip_lines(records)
+    out += legend(records, ["^", "~", "*", "floor"]) + skip_lines(records)
 
     def as_html() -> str:
         from .html import table_html
@@ -348,9 +348,9 @@ def format_records(records: Iterable[Record]) -> str:
                      for name, get in _LONG])  # fmt: skip
         if r.note:
             notes.append(f"{r.label} at n={r.n}: {r.note}")
-    notes += _legend(records, ["~", "floor"])
-    notes += _floor_lines(records)
-    notes += _skip_lines(records)
+    notes += legend(records, ["~", "floor"])
+    notes += floor_lines(records)
+    notes += skip_lines(records)
     text = str(Table.of(rows[0], rows[1:]))
     return text + ("\n" + "\n".join(notes) if notes else "")
 

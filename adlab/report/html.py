@@ -15,17 +15,17 @@ from collections.abc import Sequence
 
 from .._format import for_browser, seconds
 from .._vocab import Record
-from ..engine.userline import without_where
+from ..engine.model.userline import without_where
 from ..measure.findings import crossover_lines
 from . import (
-    _floor_lines,
-    _legend,
-    _marks,
-    _pivot,
-    _ratio,
-    _skip_lines,
     describe_environment,
+    floor_lines,
+    legend,
+    pivot,
+    ratio_cell,
     record_text,
+    skip_lines,
+    time_marks,
 )
 
 # Inline styles, not a <style> block: JupyterLab's sanitizer keeps them in a notebook
@@ -47,9 +47,9 @@ def _cell(r: Record | None, reasons: dict[str, int]) -> str:
     tip = f' title="{_esc(record_text(r))}"'
     if r.skipped:
         return f"<td{_TD}{tip}>skipped [{reasons[without_where(r.skipped)]}]</td>"
-    ratio = _ratio(r)
+    ratio = ratio_cell(r)
     under = f"<br><span{_RATIO}>{_esc(ratio)}</span>" if ratio else ""
-    return f"<td{_TD}{tip}>{_esc(seconds(r.median_s))}{_esc(_marks(r))}{under}</td>"
+    return f"<td{_TD}{tip}>{_esc(seconds(r.median_s))}{_esc(time_marks(r))}{under}</td>"
 
 
 def _list(lines: Sequence[str]) -> str:
@@ -59,7 +59,7 @@ def _list(lines: Sequence[str]) -> str:
 
 def table_html(records: Sequence[Record]) -> str:
     """The records as ``format_table``'s HTML (see the module docstring)."""
-    ns, labels, cell, reasons = _pivot(records)
+    ns, labels, cell, reasons = pivot(records)
     head = "".join(f"<th{_TD}>n = {n}</th>" for n in ns)
     body = "".join(
         f"<tr><th{_TH}>{_esc(label)}</th>"
@@ -67,8 +67,8 @@ def table_html(records: Sequence[Record]) -> str:
         + "</tr>"
         for label in labels
     )
-    notes = (_floor_lines(records) + _legend(records, ["^", "~", "*", "floor"])
-             + _skip_lines(records))  # fmt: skip
+    notes = (floor_lines(records) + legend(records, ["^", "~", "*", "floor"])
+             + skip_lines(records))  # fmt: skip
     found = crossover_lines(records)
     return (
         '<div class="adlab-table">'  # a hook for tests and users' CSS

@@ -22,7 +22,7 @@ from ..accuracy.reference import max_relative_error, reference
 from ..catalog import resolve_model
 from ..engine.backends import KNOWN, get_backend, installed, pip_command
 from ..engine.derivative import derivative, prepare
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..measure import Series, parse_variant
 from ..report.table import Table
 

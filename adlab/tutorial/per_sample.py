@@ -22,7 +22,7 @@ from typing import Any
 from .._format import seconds
 from ..catalog import source_of
 from ..engine.backends import KNOWN
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..measure import Series
 from ..measure.profile import OpCost, Profile
 from ..report.table import Table

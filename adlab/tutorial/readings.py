@@ -21,7 +21,7 @@ from ..accuracy.reference import max_relative_error, reference
 from ..accuracy.steps import RichardsonPoint, SchemeSummary
 from ..catalog import resolve_model
 from ..engine.derivative import derivative
-from ..engine.model import Model
+from ..engine.model.source import Model
 from ..measure import Series, parse_variant
 from ..measure.findings import compare, crossovers, series_records, series_times
 from ..measure.floor import floor_kind

@@ -1,6 +1,5 @@
-"""The frameworks a model runs on, one file each; see ``_base`` for what a backend is."""
+"""The frameworks a model runs on, one file each; see ``base`` for what a backend is."""
 
-from ._base import Backend, Program
 from ._registry import (
     KNOWN,
     MissingFramework,
@@ -10,6 +9,7 @@ from ._registry import (
     installed,
     pip_command,
 )
+from .base import Backend, Program
 
 __all__ = ["KNOWN", "Backend", "MissingFramework", "Program", "default_jit", "get_backend",
            "has_compiler", "installed", "pip_command"]  # fmt: skip

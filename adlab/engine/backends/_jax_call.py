@@ -23,12 +23,12 @@ from typing import Any
 
 import jax
 
-from .. import memory as _memory
-from .. import program_cache as _programs
-from ..cache import use_cache
-from ..precision import precision_scope, restore_x64, swap_x64
-from ..userline import _TRACER_ERRORS
-from ._base import Program
+from ..model.precision import precision_scope, restore_x64, swap_x64
+from ..model.userline import TRACER_ERRORS
+from ..programs import memory as _memory
+from ..programs import store as _programs
+from ..programs.jax_cache import use_cache
+from .base import Program
 
 #: Bound arguments up to this size are held in the compiled program as constants:
 #: each argument passed per call costs JAX ~0.5 us of checks. Larger ones are
@@ -141,7 +141,7 @@ def _trace(jitted: Any, args: tuple, eager: bool) -> Any:
     Python control flow on traced values (it can run, but not be traced)."""
     try:
         return jitted.trace(*args)
-    except _TRACER_ERRORS:
+    except TRACER_ERRORS:
         if eager:
             return None
         raise

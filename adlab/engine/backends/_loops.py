@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._base import tree_map
+from .base import tree_map
 
 
 def _leaves(tree: Any) -> list:

@@ -6,7 +6,7 @@ where, ...), so the framework differentiates it with rules it already has, in
 every mode and to every order. A framework takes only the ones it needs
 (``numpy_meaning``, with the names it wants); the others keep their own, faster
 function. Complex input (complex step) goes to the framework's own function
-unchanged: what complex step may do with these is ``_real_part``'s business.
+unchanged: what complex step may do with these is ``real_part``'s business.
 
 Why each, per framework (measured against NumPy's f and JAX float64 reverse):
 
@@ -38,7 +38,7 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._real_part import is_complex
+from .real_part import is_complex
 
 #: |pi x| below this, sinc is its Taylor series (the series' next term, t**8/9!, is
 #: below float64's resolution there; sin(t)/t's derivatives cancel less above it)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..._vocab import BACKENDS
 
 if TYPE_CHECKING:
-    from ._base import Backend
+    from .base import Backend
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ them: forward-over-reverse is an accumulator around a tape (its HVP one pass),
 reverse-over-forward a tape around an accumulator, reverse-over-reverse a tape
 around a tape, forward-over-forward an accumulator around accumulators. A
 Hessian is the Jacobian of the inner gradient, taken as first order takes
-one (``tensorflow._forward_jacobian`` / ``_reverse_jacobian``: a loop when
+one (``tensorflow._forward_jacobian`` / ``reverse_jacobian``: a loop when
 eager, vectorized when compiled).
 
 Complex step of the gradient is not offered: ``GradientTape.gradient`` at a
@@ -22,7 +22,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from .tensorflow import _ZERO, _forward_jacobian, _reverse_jacobian
+from .tensorflow import ZERO, forward_jacobian, reverse_jacobian
 
 
 def _grad(f: Callable) -> Callable:
@@ -30,33 +30,33 @@ def _grad(f: Callable) -> Callable:
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x)
-        return tape.gradient(y, x, unconnected_gradients=_ZERO)
+        return tape.gradient(y, x, unconnected_gradients=ZERO)
 
     return g
 
 
 def _forward_gradient(f: Callable, jit: bool) -> Callable:
-    return lambda x: _forward_jacobian(f, (x,), 0, vectorized=jit)
+    return lambda x: forward_jacobian(f, (x,), 0, vectorized=jit)
 
 
 # each returns (g(x), the product): the primal comes with the pass
 def _jvp(g: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     with tf.autodiff.ForwardAccumulator(x, v) as acc:
         y = g(x)
-    return y, acc.jvp(y, unconnected_gradients=_ZERO)
+    return y, acc.jvp(y, unconnected_gradients=ZERO)
 
 
 def _vjp(g: Callable, x: Any, v: Any) -> tuple[Any, Any]:
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = g(x)
-    return y, tape.gradient(y, x, output_gradients=v, unconnected_gradients=_ZERO)
+    return y, tape.gradient(y, x, output_gradients=v, unconnected_gradients=ZERO)
 
 
 def hessian(name: str, f: Callable, x: Any, jit: bool) -> Any:
     outer, inner = name.split("-over-")
     g = _grad(f) if inner == "reverse" else _forward_gradient(f, jit)
-    jacobian = _forward_jacobian if outer == "forward" else _reverse_jacobian
+    jacobian = forward_jacobian if outer == "forward" else reverse_jacobian
     return jacobian(g, (x,), 0, vectorized=jit)
 
 
@@ -85,7 +85,7 @@ def gradient(f: Callable, i: int) -> Callable:
         with tf.GradientTape() as tape:
             tape.watch(a[i])
             y = f(*a)
-        return tape.gradient(y, a[i], unconnected_gradients=_ZERO)
+        return tape.gradient(y, a[i], unconnected_gradients=ZERO)
 
     return g
 

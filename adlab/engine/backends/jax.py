@@ -4,7 +4,7 @@
 forward mode ``jax.jacfwd``; perturbed points are evaluated by ``jax.vmap``
 (``_jax_batch``); ``jit`` is ``jax.jit``, and the call path (``_jax_call``)
 calls the compiled program's own C++ call. Precision is JAX's x64 state, set
-per call (``adlab.engine.precision``), never globally.
+per call (``adlab.engine.model.precision``), never globally.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..precision import precision_scope
-from . import _jax_batch, _jax_call, _jax_forward, _loops, _namespace, _numpy_meaning, _special
-from ._base import Backend, NotAnArray, Program
+from ..model.precision import precision_scope
+from . import _jax_batch, _jax_call, _loops, _namespace, _numpy_meaning, jax_forward, special
+from .base import Backend, NotAnArray, Program
 
 
 def _map(fn: Callable, xs: Any) -> Any:
@@ -59,7 +59,7 @@ def _np() -> Any:
 class JaxBackend(Backend):
     name = "jax"
     xla_costs = True
-    chunked_forward = True  # forward mode's tangents in chunks that fit (_jax_forward)
+    chunked_forward = True  # forward mode's tangents in chunks that fit (jax_forward)
     xp = jnp
 
     def environment(self) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class JaxBackend(Backend):
     def namespace(self, precision: str) -> dict[str, Any]:
         np = _np()
         return {"np": np, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS,
-                **_special.special_functions("jax", np)}  # fmt: skip
+                **special.special_functions("jax", np)}  # fmt: skip
 
     def convert(self, args: tuple, precision: str) -> tuple:
         """On the device, as a training loop holds them: calls copy nothing from the host."""
@@ -101,7 +101,7 @@ class JaxBackend(Backend):
         return jax.grad(f, argnums=wrt)
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
-        return _jax_forward.jacfwd(f, wrt) if forward else jax.jacrev(f, argnums=wrt)
+        return jax_forward.jacfwd(f, wrt) if forward else jax.jacrev(f, argnums=wrt)
 
     def n_chunks(self, k: int, n: int) -> int:
         return _jax_batch.n_chunks(k, n)

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from . import _namespace
-from ._base import Backend
 from ._loops import python_loops
-from ._special import special_functions
+from .base import Backend
+from .special import special_functions
 
 
 def numpy_batch(f: Callable, args: Sequence[Any], i: int, coords: np.ndarray) -> np.ndarray:

@@ -48,11 +48,11 @@ import tensorflow.experimental.numpy as tnp  # noqa: E402
 from tensorflow.python import pywrap_tfe  # noqa: E402 - _carries
 from tensorflow.python.framework import ops as _ops  # noqa: E402 - numpy_behaviour's globals
 
-from ..args import wrt_indices  # noqa: E402
+from ..model.args import wrt_indices  # noqa: E402
 from . import _detach, _namespace, _numpy_meaning  # noqa: E402
-from ._base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
 from ._loops import python_loops  # noqa: E402
-from ._special import special_functions  # noqa: E402
+from .base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
+from .special import special_functions  # noqa: E402
 
 _BEFORE = (_ops.get_dtype_conversion_mode(), _ops._numpy_style_slicing)
 tnp.experimental_enable_numpy_behavior()  # Tensor's NumPy methods, for the process
@@ -109,7 +109,7 @@ def _carries(t: Any) -> bool:
 _GUARD = _detach.Guard(_ops._EagerTensorBase, "TensorFlow", _carries,
                        ("__float__", "__int__", "__index__", "numpy", "item",
                         "tolist"))  # fmt: skip
-_ZERO = tf.UnconnectedGradients.ZERO  # an input f does not use has a zero derivative
+ZERO = tf.UnconnectedGradients.ZERO  # an input f does not use has a zero derivative
 _LINALG = types.SimpleNamespace(norm=tf.norm, inv=tf.linalg.inv, det=tf.linalg.det)
 #: evaluate a batch of perturbed points in chunks of about this many elements
 CHUNK = 1 << 17
@@ -193,14 +193,14 @@ class TensorflowBackend(Backend):
                 tape.watch(xs)
                 y = f(*args)
             with own_rules():
-                out = tape.gradient(y, xs, unconnected_gradients=_ZERO)
+                out = tape.gradient(y, xs, unconnected_gradients=ZERO)
             return tuple(out) if isinstance(wrt, tuple) else out[0]
 
         return grad
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         idx = wrt_indices(wrt)
-        one = _forward_jacobian if forward else _reverse_jacobian
+        one = forward_jacobian if forward else reverse_jacobian
 
         def jac(*args: Any) -> Any:
             out = [one(f, args, i, vectorized=jit) for i in idx]
@@ -277,7 +277,7 @@ class TensorflowBackend(Backend):
         return out
 
 
-def _reverse_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
+def reverse_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
     """Rows: one pullback per output, vectorized by ``pfor`` when compiled; eagerly a
     loop over the outputs (what ``tape.jacobian`` does eagerly, written out: its
     loop stores every row in f's dtype, and fails where x's differs)."""
@@ -288,11 +288,11 @@ def _reverse_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any
         rows = None if vectorized else [y[j] for j in range(int(y.shape[0]))]
     with own_rules():  # the backward passes (see own_rules)
         if vectorized:
-            return tape.jacobian(y, x, unconnected_gradients=_ZERO)
-        return tf.stack([tape.gradient(r, x, unconnected_gradients=_ZERO) for r in rows])
+            return tape.jacobian(y, x, unconnected_gradients=ZERO)
+        return tf.stack([tape.gradient(r, x, unconnected_gradients=ZERO) for r in rows])
 
 
-def _forward_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
+def forward_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any:
     """Columns: one ``ForwardAccumulator`` pass per input (vectorized when compiled)."""
     x = args[i]
     n = int(np.prod(x.shape))
@@ -301,7 +301,7 @@ def _forward_jacobian(f: Callable, args: tuple, i: int, vectorized: bool) -> Any
     def column(tangent: Any) -> Any:
         with tf.autodiff.ForwardAccumulator(x, tangent) as acc:
             y = f(*args)
-        return acc.jvp(y, unconnected_gradients=_ZERO)
+        return acc.jvp(y, unconnected_gradients=ZERO)
 
     cols = tf.vectorized_map(column, basis) if vectorized else tf.stack(
         [column(basis[j]) for j in range(n)])  # fmt: skip

@@ -10,13 +10,13 @@ callers pay a Python call for it. Functions that make float arrays get the
 precision's dtype and the device (PyTorch would make float32 on the CPU).
 ``np.pi`` and ``np.e`` are PyTorch's, Python floats as NumPy's are; PyTorch's
 functions take tensors, not Python numbers, but ``np.log(2 * np.pi)`` works, as
-it is computed once when the model is built (``engine.folding``), not per call.
+it is computed once when the model is built (``engine.model.folding``), not per call.
 
 Reverse mode is ``torch.autograd.grad`` (as its users write it) for a scalar f
 and ``torch.func.jacrev`` for a Jacobian; forward mode ``torch.func.jacfwd``;
 perturbed points are evaluated by ``torch.func.vmap``. ``jit`` is
 ``torch.compile``, whose first call is the compile. ``Prepared.cost()`` is
-``FlopCounterMode``'s count of matrix products (``_torch_flops``).
+``FlopCounterMode``'s count of matrix products (``torch_flops``).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import array_api_compat.torch as xt
 import numpy as np
 import torch
 
-from ..args import wrt_indices
+from ..model.args import wrt_indices
 from . import _namespace, _numpy_meaning, _startup, _torch_numpy
-from ._base import Backend, batch_or_loop, tree_map, with_arg
 from ._loops import python_loops
-from ._special import special_functions
-from ._torch_flops import count_flops
+from .base import Backend, batch_or_loop, tree_map, with_arg
+from .special import special_functions
+from .torch_flops import count_flops
 
 _startup.triton_first()  # so that a later `import tensorflow` cannot crash torch.compile
 
@@ -241,7 +241,7 @@ class TorchBackend(Backend):
             warnings.simplefilter("ignore", FutureWarning)
             prog = super().program(built, inputs, args, jit=jit, precision=precision,
                                    guard=guard)  # fmt: skip
-        # counted on the eager function, once, when asked for (see _torch_flops)
+        # counted on the eager function, once, when asked for (see torch_flops)
         eager = self._bind(built.fn, inputs[1:])
         prog.cost = functools.cache(lambda: count_flops(eager, inputs[0]))
         return prog

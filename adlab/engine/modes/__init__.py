@@ -6,7 +6,7 @@ Importing this package registers the built-in modes: ``forward`` and
 ``hessian`` and ``hvp``, whose bracket names a composition of modes.
 """
 
-from . import ad, complex_step, numeric, primal, second_order  # noqa: F401  (registers the modes)
+from . import ad, complex_step, hessian, numeric, primal  # noqa: F401  (registers the modes)
 from ._registry import Built, Rule, Spec, Stepping, get_rule, mode_names, register, stepping_of
 
 __all__ = [

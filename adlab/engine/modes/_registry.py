@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..._vocab import MODES
-from ..args import wrt_indices
 from ..backends import Backend, get_backend
+from ..model.args import wrt_indices
 
 
 @dataclass(frozen=True)

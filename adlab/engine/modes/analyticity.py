@@ -14,12 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..backends import _real_part
-from ..backends._real_part import under_complex_step
-from ..index_sets import inexact
-from ..jaxpr import _sub_jaxprs, equations_within
-from ..precision import COMPLEX
-from ..userline import eqn_frames, eqn_line
+from ..backends import real_part
+from ..backends.real_part import under_complex_step
+from ..model.precision import COMPLEX
+from ..model.userline import eqn_frames, eqn_line
+from ..programs.jaxpr import equations_within, sub_jaxprs
+from ..sparsity.index_sets import inexact
 
 # Primitives that drop or bend the imaginary part of a complex value. Selections
 # (max, min, sort, clamp: JAX's compare complex numbers real part first) and
@@ -33,7 +33,7 @@ NON_ANALYTIC = frozenset({
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 
 # Primitives known to carry a tiny imaginary part exactly (each checked against
-# reverse mode at h = 1e-20 in tests/test_complex_step_rules.py). Any other
+# reverse mode at h = 1e-20 in tests/engine/test_complex_step_rules.py). Any other
 # primitive on a complex value that reaches f's value is refused: analytic on
 # paper is not enough, as XLA's complex atan2 and convolution (three real
 # products, whose difference loses an imaginary part of 1e-20) and the
@@ -179,7 +179,7 @@ def _drops(eqn) -> bool:
     name = eqn.primitive.name
     if name in NON_ANALYTIC:
         return True
-    if any(True for p in eqn.params.values() for _ in _sub_jaxprs(p)):
+    if any(True for p in eqn.params.values() for _ in sub_jaxprs(p)):
         return False  # a call, loop or branch: its body's equations are checked
     real_out = any(inexact(v.aval) and not jnp.issubdtype(v.aval.dtype, jnp.complexfloating)
                    for v in eqn.outvars)  # fmt: skip
@@ -193,8 +193,8 @@ def _first_harmful(jaxpr, backend: str = "jax"):
     live: dict[int, set] = {}
     for eqn, outer in equations_within(jaxpr):
         if not (_drops(eqn) or backend == "jax" and _complex_in(eqn) and _whole_power(eqn)):
-            continue  # (PyTorch's and TensorFlow's x ** 2.0: _real_part.integer_power)
-        if any(_real_part.is_rule(fr.file_name, fr.function_name)
+            continue  # (PyTorch's and TensorFlow's x ** 2.0: real_part.integer_power)
+        if any(real_part.is_rule(fr.file_name, fr.function_name)
                for e in (eqn, *outer) for fr in eqn_frames(e)):  # fmt: skip
             continue  # the real-part rule's own comparisons and shifts: exact by design
         home = _home(jaxpr, eqn, outer)
@@ -210,7 +210,7 @@ def _home(jaxpr, eqn, outer):
     if not outer:
         return jaxpr
     for param in outer[-1].params.values():
-        for sub in _sub_jaxprs(param):
+        for sub in sub_jaxprs(param):
             if any(e is eqn for e in sub.eqns):
                 return sub
     return jaxpr

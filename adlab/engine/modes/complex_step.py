@@ -5,7 +5,7 @@ all digits. It is only right when f is analytic along the path. Functions that
 compare (max, abs, sort, logaddexp, comparisons) compare the real parts and
 carry the imaginary part along, as Martins, Sturdza and Alonso prescribe: the
 model's ``np`` does so while complex step evaluates f
-(``backends._real_part``). What stays non-analytic is what drops or bends the
+(``backends.real_part``). What stays non-analytic is what drops or bends the
 imaginary part on its way to f's value: real, imag, conj, angle, a modulus
 inside a library function (``np.linalg.norm``), floor and round; and what is
 analytic on paper but whose complex arithmetic loses an imaginary part of 1e-20
@@ -31,10 +31,10 @@ import re
 import numpy as np
 
 from ..._vocab import ModelError
-from ..backends._complex_operators import operators as complex_operators
-from ..backends._real_part import under_complex_step
-from ..precision import COMPLEX
-from ..userline import source_line
+from ..backends.complex_operators import operators as complex_operators
+from ..backends.real_part import under_complex_step
+from ..model.precision import COMPLEX
+from ..model.userline import source_line
 from ._perturb import to_jacobian
 from ._registry import Built, Spec, Stepping, pick, register
 from .analyticity import CARRIES as CARRIES  # the check's list, read by tests

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._base import Backend, Program
+from ..base import Backend, Program
 from .node import node, node_path
 from .program import JsFunction
 

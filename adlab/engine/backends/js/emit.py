@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ...._vocab import ModelError
-from ...jaxpr import call_body
-from ...userline import eqn_line, source_line
+from ...model.userline import eqn_line, source_line
+from ...programs.jaxpr import call_body
 
 #: call-like primitives whose body is inlined (``jaxpr.call_body`` finds it)
 CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",

@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from ...._vocab import ModelError
-from ...precision import precision_scope
+from ...model.precision import precision_scope
 from .emit import emit
 from .node import JsError, decode, encode, node
 

@@ -1,0 +1,168 @@
+"""GradBench's ADBench evals, ht and ba, through their adapters, against the C++ reference.
+
+The golden outputs (``fixtures/gradbench/golden/{ht,ba}.json``) were recorded from
+GradBench's ``tools/manual`` (see the README there); each case is that tool's
+answer to one input. Here the catalog models ``ht`` and ``ba`` answer the same
+inputs through ``adlab.catalog.gradbench``: values and derivatives on JAX in
+float64, the values on NumPy too, and ba's Jacobian in its sparse form.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import adlab
+from adlab.catalog.gradbench import gradbench_eval
+from adlab.gradbench.jobs import Job, Options
+from adlab.gradbench.tool import Tool
+
+GOLDEN = Path(__file__).parents[1] / "fixtures" / "gradbench" / "golden"
+# the C++ tool prints 17 significant digits; both compute in float64
+RTOL, ATOL = 1e-9, 1e-9
+
+
+@functools.cache
+def golden(name: str) -> list[dict]:
+    return json.loads((GOLDEN / f"{name}.json").read_text())["cases"]
+
+
+def cases(name: str, function: str) -> list[dict]:
+    return [c for c in golden(name) if c["function"] == function]
+
+
+def assert_same_json(got, want, path="output"):
+    """Equal structure; integers exact, floats to RTOL/ATOL."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), path
+        for k in want:
+            assert_same_json(got[k], want[k], f"{path}.{k}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), path
+        if want and all(isinstance(v, int) for v in want):
+            assert got == want, path
+        else:
+            for i, (g, w) in enumerate(zip(got, want, strict=True)):
+                assert_same_json(g, w, f"{path}[{i}]")
+    elif isinstance(want, int) and not isinstance(want, bool):
+        assert got == want and isinstance(got, int), path
+    else:
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=path)
+
+
+def answer(name: str, case: dict, backend: str = "jax", mode: str = "reverse", **kw):
+    """The adapter's answer to one golden case, computed as the tool's kind says."""
+    adapter = gradbench_eval(name)
+    model, args = adapter.inputs(case["input"])
+    kind = adapter.kind(case["function"])
+    if kind == "primal":
+        p = adlab.prepare(model, *args, mode="primal", backend=backend)
+        result = p._impl.to_numpy(p(*p.inputs))
+    else:
+        result = adlab.derivative(model, *args, mode=mode, backend=backend, **kw)
+    return adapter.output(case["function"], result, case["input"])
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+@pytest.mark.parametrize("name", ["ht", "ba"])
+def test_objective_matches_the_reference(name, backend):
+    for case in cases(name, "objective"):
+        assert_same_json(answer(name, case, backend=backend), case["output"])
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_ht_jacobian_matches_the_reference(mode):
+    (case,) = cases("ht", "jacobian")
+    got = answer("ht", case, mode=mode)
+    n = len(case["input"]["data"]["correspondences"])
+    assert np.shape(got) == (3 * n, len(case["input"]["theta"]))  # rows: residuals, cols: theta
+    assert_same_json(got, case["output"])
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_ba_sparse_jacobian_matches_the_reference(mode):
+    for case in cases("ba", "jacobian"):
+        assert_same_json(answer("ba", case, mode=mode, sparse=True), case["output"])
+
+
+def test_ba_dense_jacobian_reads_the_same_entries():
+    """Where a mode has no sparse form the tool answers from the dense Jacobian."""
+    for case in cases("ba", "jacobian"):
+        assert_same_json(answer("ba", case, mode="forward"), case["output"])
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse", "numeric"])
+def test_the_tool_answers_ba_jacobian_as_the_eval_expects(mode):
+    """The whole route: the tool's evaluate, sparse in forward and reverse mode (columns,
+    rows colored), dense in numeric."""
+    tool = Tool(Options(mode=mode, scheme="richardson"))
+    for case in cases("ba", "jacobian"):
+        message = {"id": 1, "kind": "evaluate", "module": "ba", "function": "jacobian",
+                   "input": case["input"] | {"min_runs": 2, "min_seconds": 0}}  # fmt: skip
+        response = tool.respond(message)
+        assert response["success"], response.get("error")
+        assert [t["name"] for t in response["timings"]].count("evaluate") == 2
+        if mode == "numeric":  # finite differences: as accurate as the scheme allows
+            got, want = response["output"], case["output"]
+            assert got["rows"] == want["rows"] and got["cols"] == want["cols"]
+            np.testing.assert_allclose(got["vals"], want["vals"], rtol=1e-6, atol=1e-6)
+        else:
+            assert_same_json(response["output"], case["output"])
+
+
+def test_a_sparse_run_ends_at_the_nonzeros_and_the_answer_packs_them():
+    """The timed run of a sparse Jacobian returns its nonzeros in CSR order, the layout
+    ADBench's BASparseMat holds (SciPy's packing is the answer's conversion, untimed):
+    the same matrix ``p(x)`` returns."""
+    (case, *_) = cases("ba", "jacobian")
+    model, args = gradbench_eval("ba").inputs(case["input"])
+    job = Job("sparse", model, args, Options(mode="reverse"))
+    job.bind(args)
+    run = job.call()
+    assert not isinstance(run, sp.sparray) and np.ndim(run) == 1
+    packed, p = job.to_numpy(run), job._parts[0][0]
+    want = p(*args)
+    assert run.shape == (want.nnz,)
+    assert (packed != want).nnz == 0 and packed.shape == want.shape
+
+
+def test_ba_colors_are_few_and_do_not_grow_with_n():
+    """Forward mode colors ba's columns: each residual's unknowns (at most 15) need their
+    own colors, and no more are needed however many observations there are."""
+    model = adlab.load_model("ba", CAMERAS=5)
+    colors = []
+    for n in (40, 400):
+        p = adlab.prepare(model, *model.setup(n), mode="forward", sparse=True)
+        row_nnz = np.diff(p.pattern.indptr)
+        assert p.colors == row_nnz.max()  # as few as the densest row allows
+        colors.append(p.colors)
+    assert colors[0] == colors[1] <= 15
+
+
+def test_ht_refuses_the_complicated_variant_and_another_skeleton():
+    (case,) = cases("ht", "objective")
+    adapter = gradbench_eval("ht")
+    complicated = copy.deepcopy(case["input"])
+    n = len(complicated["data"]["correspondences"])
+    complicated["us"] = [[0.3, 0.3]] * n
+    with pytest.raises(ValueError, match="simple variant only"):
+        adapter.inputs(complicated)
+    other = copy.deepcopy(case["input"])
+    other["data"]["model"]["parents"][2] = 0
+    with pytest.raises(ValueError, match="22-bone hand"):
+        adapter.inputs(other)
+
+
+def test_ht_setup_makes_a_hand_that_fits_its_points():
+    """setup's points are the posed hand's vertices plus noise of 0.01."""
+    model = adlab.load_model("ht")
+    args = model.setup(50)
+    residuals = model.function("numpy")(*args)
+    assert residuals.shape == (150,)
+    assert 0.005 < np.std(residuals) < 0.02

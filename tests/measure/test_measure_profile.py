@@ -1,0 +1,192 @@
+"""``adlab.profile``: operations profiled on the CPU, XLA's per-operation costs, the CLI."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import adlab
+from adlab.cli import main
+from adlab.engine.model.precision import precision_scope
+from adlab.measure.hlo_ops import hlo_ops
+from adlab.measure.profile import OpCost, Profile, _shares, _typical
+
+CALLS = 8  # a sum over all calls instead of per call would be 8x off
+
+
+@pytest.fixture(scope="module")
+def mlp() -> Profile:
+    # n = 200: the dots dominate, and dispatch is small beside the call
+    return adlab.profile("mlp_batched", 200, "reverse", calls=CALLS)
+
+
+def test_profile_lists_each_operation_once_longest_first(mlp):
+    assert isinstance(mlp, Profile)
+    assert (mlp.model, mlp.n, mlp.mode, mlp.precision, mlp.calls) == (
+        "mlp_batched", 200, "reverse", "float64", CALLS,
+    )  # fmt: skip
+    for ops in (mlp.primal, mlp.derivative):
+        assert ops and all(isinstance(op, OpCost) for op in ops)
+        names = [op.name for op in ops]
+        assert len(set(names)) == len(names)
+        times = [op.time_s for op in ops]
+        assert times == sorted(times, reverse=True) and min(times) >= 0
+        assert all(op.flops >= 0 and op.bytes > 0 for op in ops)
+    # the backward pass holds more operations than the forward one
+    assert len(mlp.derivative) > len(mlp.primal)
+    assert mlp.primal_s > 0 and mlp.derivative_s > 0
+
+
+def test_operation_flops_add_up_to_xlas_total(mlp):
+    m = adlab.load_model("mlp_batched")
+    point = m.setup(200, 0)
+    for mode, ops in (("primal", mlp.primal), ("reverse", mlp.derivative)):
+        total = adlab.prepare(m, *point, mode=mode).cost()
+        assert sum(op.flops for op in ops) == pytest.approx(total["flops"], rel=1e-12)
+        assert sum(op.bytes for op in ops) == pytest.approx(total["bytes_accessed"], rel=1e-12)
+
+
+def test_the_longest_derivative_operation_is_a_dot(mlp):
+    # the gradient of a 1000 x 20 layer over 200 samples: matrix products dominate
+    assert "dot" in mlp.derivative[0].name, [op.name for op in mlp.derivative]
+
+
+def test_operation_times_add_up_to_the_measured_call(mlp):
+    # Consistency, not speed: the two are timed apart (load moves them apart),
+    # so the window is wide; it catches times summed over calls or in wrong units.
+    for ops_s, measured in ((mlp.derivative_ops_s, mlp.derivative_s),
+                            (mlp.primal_ops_s, mlp.primal_s)):  # fmt: skip
+        assert 0.25 < ops_s / measured < 4, (ops_s, measured)
+
+
+def test_dot_flops_are_2_m_n_k():
+    m, k, n = 30, 50, 20
+    a, b = np.ones((m, k)), np.ones((k, n))
+    with precision_scope("float64"):
+        compiled = jax.jit(jnp.dot).lower(a, b).compile()
+    (op,) = hlo_ops(compiled).values()
+    assert "dot" in op.label
+    assert op.flops == 2 * m * n * k
+    assert op.bytes == 8 * (m * k + k * n + m * n)  # float64 operands and result
+
+
+def test_operations_overlapping_share_their_time_and_gaps_go_to_the_op_in_flight():
+    spans = [(0, 10, "a"), (5, 15, "b"), (20, 30, "c")]
+    # "b" launched asynchronously, in flight until 20: the gap 15..20 is its
+    assert dict(_shares(spans, [(5, 20, "b")])) == {"a": 7.5, "b": 12.5, "c": 10.0}
+    # nothing in flight: the gap is nobody's
+    assert dict(_shares(spans, [])) == {"a": 7.5, "b": 7.5, "c": 10.0}
+
+
+def test_operation_times_are_means_over_the_typical_calls():
+    calls = [{"a": 1.0, "b": 1.0}, {"a": 2.0}, {"a": 1.0, "b": 1.0}, {"a": 90.0, "b": 10.0},
+             {"a": 0.5, "b": 1.5}]  # fmt: skip
+    # the load spike (total 100) is left out; the others' means add up to their total, 2
+    assert _typical(calls) == {"a": 1.125, "b": 0.875}
+    # two calls: none lies between the quartiles (1.5 and 2.5), so both count
+    assert _typical([{"a": 1.0}, {"a": 3.0}]) == {"a": 2.0}
+
+
+def _fake(derivative: list[OpCost]) -> Profile:
+    primal = [OpCost("dot (dot)", 1.0, 10e9, 1.0)]  # 10 GFLOP/s
+    return Profile(model="m", n=1, mode="reverse", scheme=None, precision="float64",
+                   backend="jax", primal=primal, derivative=derivative, primal_s=1.0,
+                   derivative_s=sum(op.time_s for op in derivative), calls=1)  # fmt: skip
+
+
+def test_slow_ops_are_those_far_below_the_primals_rate():
+    fast = OpCost("dot.2 (dot)", 2.0, 18e9, 1.0)  # 9 GFLOP/s
+    slow = OpCost("fusion (dot, add)", 1.0, 4e9, 1.0)  # 4 GFLOP/s
+    memory = OpCost("broadcast (broadcast)", 0.5, 0.0, 1.0)
+    tiny = OpCost("copy (copy)", 0.01, 0.0, 1.0)  # under 1% of the time
+    prof = _fake([fast, slow, memory, tiny])
+    assert prof.primal_rate == pytest.approx(10e9)
+    assert prof.slow_ops() == [slow, memory]
+    assert prof.slow_ops(factor=3) == [memory]
+    assert prof.slow_ops(min_share=0) == [slow, memory, tiny]
+    with pytest.raises(ValueError, match="factor"):
+        prof.slow_ops(factor=0)
+
+
+def test_wrt_profiles_the_derivative_with_respect_to_another_argument():
+    prof = adlab.profile("mlp_batched", 20, "reverse", wrt=1, calls=2)
+    m = adlab.load_model("mlp_batched")
+    total = adlab.prepare(m, *m.setup(20, 0), mode="reverse", wrt=1).cost()["flops"]
+    assert sum(op.flops for op in prof.derivative) == total
+
+
+def test_numpy_backend_is_refused_with_what_to_do():
+    with pytest.raises(ValueError, match=r"JAX and PyTorch.*backend='jax' or backend='torch'"):
+        adlab.profile("rosenbrock", 10, "numeric", backend="numpy")
+    with pytest.raises(ValueError, match="jit=True"):
+        adlab.profile("rosenbrock", 10, jit=False)
+    with pytest.raises(ValueError, match="eagerly.*leave jit unset"):
+        adlab.profile("rosenbrock", 10, backend="torch", jit=True)
+
+
+def test_cli_prints_the_primal_beside_the_derivative(capsys):
+    assert main(["profile", "--model", "mlp_batched", "--n", "50", "--calls", "3"]) == 0
+    out = capsys.readouterr().out
+    head = out.splitlines()[2]
+    assert head.split("|")[0].strip() == "primal" and head.split("|")[1].strip() == "reverse"
+    table = [line for line in out.splitlines() if line.count(" | ") == 1]
+    assert any("dot" in line.split(" | ")[0] for line in table)  # a primal operation
+    assert any("dot" in line.split(" | ")[1] for line in table)  # a derivative operation
+    assert "measured call" in out and "GFLOP/s" in out
+    assert "below the primal's rate / 2" in out
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow", "autograd"])
+def test_cli_backends_without_a_profile_exit_2_with_the_reason(capsys, backend):
+    assert main(["profile", "--model", "rosenbrock", "--n", "5", "--backend", backend]) == 2
+    err = capsys.readouterr().err
+    assert "JAX and PyTorch" in err and f"backend={backend!r}" in err and "invalid" not in err
+
+
+def test_flop_rate_of_an_operation_without_time_is_nan():
+    assert math.isnan(OpCost("x", 0.0, 1.0, 1.0).flop_rate)
+    assert OpCost("x", 2.0, 4.0, 1.0).flop_rate == 2.0
+
+
+# ----------------------------------------------------------------- PyTorch
+@pytest.fixture(scope="module")
+def torch_mlp() -> Profile:
+    return adlab.profile("mlp_batched", 200, "reverse", backend="torch", calls=CALLS)
+
+
+def test_torch_profile_lists_pytorchs_operations_with_their_matrix_flops(torch_mlp):
+    assert (torch_mlp.backend, torch_mlp.calls) == ("torch", CALLS)
+    m = adlab.load_model("mlp_batched")
+    point = m.setup(200, 0)
+    for mode, ops in (("primal", torch_mlp.primal), ("reverse", torch_mlp.derivative)):
+        names = [op.name for op in ops]
+        assert len(set(names)) == len(names) and "aten::mm" in names and "aten::tanh" in names
+        times = [op.time_s for op in ops]
+        assert times == sorted(times, reverse=True) and min(times) >= 0
+        by_name = {op.name: op for op in ops}
+        assert math.isnan(by_name["aten::tanh"].flops)  # not counted, so never "slow"
+        assert all(math.isnan(op.bytes) for op in ops)  # PyTorch counts no bytes
+        # the same counter as Prepared.cost(): the operations' flops add up to it
+        total = adlab.prepare(m, *point, mode=mode, backend="torch").cost()["flops"]
+        assert sum(op.flops for op in ops if math.isfinite(op.flops)) == total
+    assert "MmBackward0" in {op.name for op in torch_mlp.derivative}  # the autograd engine's
+
+
+def test_torch_operation_times_add_up_to_the_measured_call(torch_mlp):
+    # as for JAX: consistency, not speed (a sum over calls would be 8x off)
+    for ops_s, measured in ((torch_mlp.derivative_ops_s, torch_mlp.derivative_s),
+                            (torch_mlp.primal_ops_s, torch_mlp.primal_s)):  # fmt: skip
+        assert 0.25 < ops_s / measured < 4, (ops_s, measured)
+
+
+def test_cli_profiles_pytorch_and_says_which_counter(capsys):
+    argv = ["profile", "--model", "mlp_batched", "--n", "20", "--calls", "2", "--backend", "torch",
+            "--set", "N1=50"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "PyTorch eager on the CPU" in out.splitlines()[0]
+    assert "aten::mm" in out and "FlopCounterMode" in out and "XLA" not in out
