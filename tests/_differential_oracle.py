@@ -185,7 +185,7 @@ def references(model, x, f_np, smooth: bool, second: bool) -> tuple[References, 
         differences = differences.reshape(x.shape)
     refs = References(fx, differences, RTOL_DIFFERENCES, note="differences of NumPy's f")
     verdicts = []
-    status, grad, _ = _outcome("jax reverse", model, x, None)
+    status, grad, grad_trusted = _outcome("jax reverse", model, x, None)
     if status == "value":
         grad = np.asarray(grad, dtype=float)
         # near a kink differences are not held to 1e-5; but NaN is never right where
@@ -193,12 +193,13 @@ def references(model, x, f_np, smooth: bool, second: bool) -> tuple[References, 
         nan = not np.all(np.isfinite(grad)) and np.all(np.isfinite(differences))
         why = close(grad, differences, RTOL_DIFFERENCES) if smooth or nan else None
         if why:  # the reference itself disputed: say so, and judge against NumPy's f
-            verdicts.append(Verdict("jax reverse", "wrong", "vs differences of NumPy's f: " + why))
+            verdicts.append(Verdict("jax reverse", "wrong" if grad_trusted else "flagged",
+                                    "vs differences of NumPy's f: " + why))  # fmt: skip
         else:
             refs = References(fx, grad, RTOL, note="JAX reverse")
     if not second:
         return refs, verdicts
-    status, hess, _ = _outcome("jax hessian forward-over-reverse", model, x, None)
+    status, hess, hess_trusted = _outcome("jax hessian forward-over-reverse", model, x, None)
     grad_program = None
     if refs.note == "JAX reverse":
         with warnings.catch_warnings():
@@ -214,7 +215,8 @@ def references(model, x, f_np, smooth: bool, second: bool) -> tuple[References, 
         if why is None and not np.all(np.isfinite(hess)):
             why = "not finite"
         if why:
-            verdicts.append(Verdict("jax hessian forward-over-reverse", "wrong",
+            verdicts.append(Verdict("jax hessian forward-over-reverse",
+                                    "wrong" if hess_trusted else "flagged",
                                     "vs differences of JAX's gradient: " + why))  # fmt: skip
             refs.hess, refs.hess_rtol = hdiff, RTOL_DIFFERENCES
         else:

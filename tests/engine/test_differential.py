@@ -99,20 +99,12 @@ PROFILE = dict(
 )  # fmt: skip
 
 
-# Until issue 23's classes are fixed these fail (tests/_differential_campaign.py counts
-# them on many models); not strict, as a draw may miss them all. Remove once fixed.
-OPEN = pytest.mark.xfail(strict=False, reason="issue 23: classes still open (see the fixed "
-                         "examples below); remove once they pass")  # fmt: skip
-
-
-@OPEN
 @settings(max_examples=6, **PROFILE)
 @given(example=examples())
 def test_random_models_are_right_or_refused(worker, example):
     check(worker, *example)
 
 
-@OPEN
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 @settings(max_examples=200, **PROFILE)
@@ -126,12 +118,10 @@ def test_random_models_are_right_or_refused_many(worker, example):
 #: name is taken out of here. PyTorch's wrong Hessians through det/slogdet/cumprod
 #: (H-slogdet, H-det-diag, H-det-outer, F-torch-cumprod-zero) are its own bugs, caught
 #: by adlab's cross-check: flagged trusted=False with both numbers (the oracle's "flagged")
-FAILING = {"H-numeric-max", "F-jax-svd-hessian"}
+#: (F-jax-svd-hessian: JAX's own Hessian through svd is NaN, flagged likewise.)
 #: H-numeric-max: the oracle has no second-order reference where JAX refuses f (max(x)
-#: under jit); the values may well be right. F-jax-svd-hessian: JAX's own Hessian through
-#: svd is NaN; adlab flags it (trusted=False) when called in process, yet this test's
-#: worker saw it reported trusted: not understood yet, so not strict
-UNSURE = {"F-jax-svd-hessian"}
+#: under jit); torch's and TensorFlow's values may well be right
+FAILING = {"H-numeric-max"}
 
 
 def fixed(name: str, body: str, runs: str, *, n: int = 3, smooth: bool = True,
@@ -141,7 +131,7 @@ def fixed(name: str, body: str, runs: str, *, n: int = 3, smooth: bool = True,
     ``agree``: a refusal is not enough (the issue asks for the value, e.g. NumPy's
     meaning on a framework that refuses it today).
     """
-    xfail = pytest.mark.xfail(strict=name not in UNSURE, reason=f"issue 23 {name}: being fixed")
+    xfail = pytest.mark.xfail(strict=True, reason=f"issue 23 {name}: being fixed")
     marks = [xfail] if name in FAILING else []
     if "js " in runs and "js" not in FIRST_ON:
         marks.append(pytest.mark.skip(reason="backend='js' needs Node"))
