@@ -3,8 +3,9 @@
 This is the jupyter-widgets tutorial's separation of concerns: everything the
 Lab *does* lives here and can be driven and tested without a browser or a
 widget; ``view.py`` only links widgets to these traits (``traits.py``). The
-model being edited is ``editing.py``'s part of it; which variants the ticks make
-is ``modes.py``'s.
+model being edited is ``model_state.py``'s part of it (its saved text:
+``saved_edits.py``; the widget typed into: ``code_editor.py``); which variants the
+ticks make is ``modes.py``'s.
 
 Threading. All JAX work (``bench``, ``step_errors``: ``runner.run_job``) runs
 on one worker thread shared by every Lab in the process (``worker.py``). The
@@ -36,8 +37,8 @@ from ..catalog import list_models
 from ..engine.model.source import Model
 from ..measure.findings import crossovers
 from ..report import to_csv, to_json
-from .editing import ModelEditing
-from .edits import Edits
+from .model_state import ModelEditing
+from .saved_edits import Edits
 from .modes import nothing_chosen, variants
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
 from .sources import resolve

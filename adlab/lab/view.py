@@ -29,7 +29,7 @@ from .choices import (
     sparse_buttons,
     watch_refusals,
 )
-from .editor import CodeEditor
+from .code_editor import CodeEditor
 from .liveplot import LivePlot
 from .modes import FIRST_ORDER, SECOND_ORDER
 from .state import LabState

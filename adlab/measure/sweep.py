@@ -49,7 +49,7 @@ from .floor import (
 from .intervals import INTERVAL_WIDTH
 from .point import Point, reason
 from .preparing import Preparing
-from .references import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
+from .point_errors import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .series import Series, parse_variants
 from .stream import Sweep
 from .timing import REPEATS, Stopwatch, interleave

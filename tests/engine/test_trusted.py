@@ -15,7 +15,7 @@ import pytest
 
 import adlab
 from adlab.engine.compare import crosscheck, tolerance, verdict
-from adlab.measure.references import point_errors
+from adlab.measure.point_errors import point_errors
 
 SLOGDET = (
     "def setup(n, rng):\n    return rng.normal(size=n),\n"

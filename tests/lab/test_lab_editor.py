@@ -15,7 +15,7 @@ from _lab_helpers import FAST
 
 import adlab
 from adlab.catalog import source_of
-from adlab.lab.editor import BUNDLE, CodeEditor
+from adlab.lab.code_editor import BUNDLE, CodeEditor
 
 JS = Path(__file__).resolve().parents[2] / "js" / "editor"
 #: the same files, in the same order, as ``sources`` in js/editor/build.mjs
