@@ -24,7 +24,8 @@ import numpy as np
 from ...._vocab import ModelError
 from ...model.precision import precision_scope
 from .emit import emit
-from .node import JsError, decode, encode, node
+from .node import JsError, decode, encode
+from .transport import current
 
 _ids = itertools.count(1)
 
@@ -82,23 +83,30 @@ class Loaded:
     id: int = 0
     generation: int = -1  # the Node process it was loaded in
     sent: list | None = None  # the argument objects bound in Node, by slot
+    transport: Any = None  # the runtime it was loaded in (Node, or the Lab's page)
 
     def load(self) -> None:
-        n = node()
+        n = current()  # Node, or the Lab's page (transport.running_in)
         self.id = next(_ids)
         extra = 1 if self.driver.get("step") else 0
         n.request({"op": "load", "id": self.id, "source": self.source,
                    "consts": [encode(c) for c in self.consts], "driver": self.driver,
                    "n_inputs": self.n_inputs + extra})  # fmt: skip
         self.generation = n.generation
+        self.transport = n
         self.sent = [None] * (self.n_inputs + extra)
         # its buffers in Node go when Python lets go of it (a sweep makes one per point)
         weakref.finalize(self, n.forget, self.generation, self.id)
 
+    def ask(self, msg: dict) -> dict:
+        """Another request about this program (its timing: ``timer.JsTimer``), in the
+        runtime it was loaded in."""
+        return self.transport.request(msg)
+
     def run(self, leaves: list, always: int) -> list[np.ndarray]:
         """The driver's outputs at these inputs: the first ``always`` (x's) sent on every
         call, the others only where they are other objects than those last sent."""
-        n = node()
+        n = current()  # Node, or the Lab's page (transport.running_in)
         for attempt in (0, 1):
             if self.generation != n.ensure():
                 self.load()
@@ -147,6 +155,7 @@ class JsFunction:
         self.step = self.options.pop("step", None)
         self.with_error = with_error
         self._loaded: dict[Any, tuple[Loaded, int, tuple, tuple]] = {}
+        self.last: Loaded | None = None
 
     in_node = True  # runs in Node: the backend's program calls it as it is
 
@@ -158,6 +167,7 @@ class JsFunction:
         if entry is None:
             entry = self._loaded[key] = self._build(args, leaves)
         loaded, always, out_shape, x_shape = entry
+        self.last = loaded  # what a timer times: the program of the last call
         if self.step is not None:
             leaves = [*leaves, self.step]
         outs = loaded.run(leaves, always)
