@@ -96,3 +96,78 @@ def test_each_engine_folder_opens_with_a_one_line_docstring():
         doc = ast.get_docstring(ast.parse(init.read_text()))
         assert doc, init
         assert doc.splitlines()[0].strip(), init
+
+
+#: underscored attributes that are public protocols, not a module's private state: a
+#: namedtuple's ``_replace`` and IPython's ``_repr_html_``
+PROTOCOLS = frozenset({"_replace", "_asdict", "_fields", "_make", "_repr_html_",
+                       "_repr_mimebundle_"})  # fmt: skip
+
+
+def _private_attributes_defined(tree: ast.Module) -> set[str]:
+    """The private attributes a module defines: in a class body (fields, methods), as
+    ``self._x = ...``, with ``setattr(obj, "_x", ...)``, and its module-level functions."""
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for st in node.body:
+                if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+                    names.add(st.target.id)
+                elif isinstance(st, ast.Assign):
+                    names.update(t.id for t in st.targets if isinstance(t, ast.Name))
+                elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(st.name)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+              and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            names.add(node.attr)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == "setattr" and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            names.add(node.args[1].value)
+    return {n for n in names if _private(n)}
+
+
+def private_attribute_reads() -> list[str]:
+    """Every ``obj._name`` (obj not ``self``/``cls``) whose ``_name`` another module defines
+    and this one does not: a module reading another's private state (``p._first``)."""
+    trees = {_module(p): ast.parse(p.read_text()) for p in PACKAGE.rglob("*.py")}
+    homes: dict[str, set[str]] = {}
+    for module, tree in trees.items():
+        for name in _private_attributes_defined(tree):
+            homes.setdefault(name, set()).add(module)
+    found = []
+    for me, tree in sorted(trees.items()):
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or not _private(node.attr):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            where = homes.get(node.attr, set())
+            if node.attr not in PROTOCOLS and where and me not in where:
+                found.append(f"{me}:{node.lineno} reads {ast.unparse(node)}, private to "
+                             f"{', '.join(sorted(where))}")  # fmt: skip
+    return found
+
+
+def test_no_module_reads_another_modules_private_attribute():
+    found = private_attribute_reads()
+    assert not found, "give it a public name (a property) in its home:\n" + "\n".join(found)
+
+
+def test_the_check_sees_a_private_attribute_read(tmp_path, monkeypatch):
+    # the check itself can fail: one module reads what another's class keeps private
+    pkg = tmp_path / "adlab"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "prepared.py").write_text(
+        "class P:\n    _kept: int = 0\n\n    def __init__(self):\n        self._first = 1\n"
+        "        self._kept = self._first\n"
+    )
+    (pkg / "derivative.py").write_text(
+        "def value(p, t):\n    return p._first, p._kept, t._replace(a=1), p._unknown\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
+    assert private_attribute_reads() == [
+        "adlab.derivative:2 reads p._first, private to adlab.prepared",
+        "adlab.derivative:2 reads p._kept, private to adlab.prepared",
+    ]

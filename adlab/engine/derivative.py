@@ -67,7 +67,7 @@ class DerivativeInfo:
 
 def _check_out(model: Model, out: Any, where: str) -> tuple[int, ...]:
     shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
-    if model._any_output:  # adlab's own program (a tuple, a 2-D array), read apart
+    if model.any_output:  # adlab's own program (a tuple, a 2-D array), read apart
         return () if shape is None else tuple(int(s) for s in shape)
     if shape is None and isinstance(out, (float, int)) and not isinstance(out, bool):
         return ()
@@ -170,7 +170,7 @@ def prepare(
         spec = Spec(
             f=f, args=all_args, wrt=wrt, out_shape=out_shape, scheme=scheme, step=step,
             dtype=dtype, backend=backend, f_jax=f_jax if has_twin else None,
-            files=model._files, jit=jit,
+            files=model.files, jit=jit,
         )  # fmt: skip
         built = _guarded(model, where, eager_cures, lambda: rule.build(spec))
         if rule.is_derivative:
@@ -257,16 +257,11 @@ def derivative(
     if sparse:
         value = p(*p.inputs)
         return (value, p.info()) if full_output else value
-    if p._first is not None:
-        out = p._first
-        value, err = out if p._with_error else (out, None)
-    else:
-        value, err = p.with_error(*p.inputs)
-    value, err = p._impl.to_numpy(value), p._impl.to_numpy(err)
+    value, err = p.first_result()
     trusted, note = p.trusted, p.note
     rule = get_rule(mode)  # a first derivative (derivative(mode="primal") gives f)
     if rule.is_derivative and rule.order == 1:
-        wrong = crosscheck(p._model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
+        wrong = crosscheck(p.model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
                            precision=precision, backend=backend,
                            reference=backend == "jax" and mode == "reverse"
                            and precision == "float64")  # fmt: skip

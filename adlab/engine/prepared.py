@@ -50,6 +50,10 @@ class Prepared:
             forward and one per output for reverse).
         out_shape: shape of f's output.
         trusted, note, step: see ``DerivativeInfo``.
+        timer: None, or for a program that runs outside Python (JavaScript), what times
+            its calls where it runs (``adlab.measure`` uses it instead of timing ``p``).
+        device: what it runs on where adlab chose it ("cpu", "wasm", "webgl"), else None.
+        where: JavaScript: "node" or "browser" (where it runs); None: in Python.
     """
 
     def __init__(self, *, built, program, impl, inputs, model, options, out_shape):
@@ -85,12 +89,35 @@ class Prepared:
         self.note = built.note
         self.step = built.step
         self._first = program.first
+        # a program that runs outside Python is timed where it runs (JavaScript's timing.js)
+        self.timer = program.timer
+        self.device: str | None = None  # set by prepare
+        self.where: str | None = None  # set by prepare
 
     @property
     def inputs(self) -> tuple:
         if self._pending is not None:
             self._bind_pending()
         return self._inputs
+
+    @property
+    def model(self) -> Any:
+        """The ``Model`` it was prepared from."""
+        return self._model
+
+    @property
+    def compiled(self) -> Any:
+        """JAX's compiled program (for ``adlab.profile``), or None."""
+        return self._compiled
+
+    def first_result(self) -> tuple[Any, Any]:
+        """(derivative, error estimate or None) at ``p.inputs``, as NumPy arrays: the
+        result of the call that compiling made, where the backend kept it, else a call."""
+        if self._first is not None:
+            value, err = self._first if self._with_error else (self._first, None)
+        else:
+            value, err = self.with_error(*self.inputs)
+        return self._impl.to_numpy(value), self._impl.to_numpy(err)
 
     def __call__(self, x: Any, *args: Any) -> Any:
         # The hot path, written out: a Python frame is ~2% of a small call. The

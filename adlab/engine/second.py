@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,6 @@ from .backends import get_backend
 from .compare import crosscheck
 from .derivative import DerivativeInfo, UntrustedWarning, prepare
 from .model.source import Model, normalize_wrt
-from .model.userline import source_line
 from .modes.hessian import BACKENDS, NAMES, NotScalar, refusal
 from .prepared import Prepared
 
@@ -62,28 +60,17 @@ def _index(model: Model, wrt: Any, nargs: int) -> int:
 
 def _scalar_error(model: Model, exc: NotScalar) -> ModelError:
     """A vector f named at its return line, in the user's terms."""
-    line = None
-    if model.source is not None and model._return_lineno is not None:
-        line = source_line(next(iter(model._files)), model._return_lineno)
-    return ModelError(str(exc), lineno=model._return_lineno, line=line,
+    lineno, line = model.return_line
+    return ModelError(str(exc), lineno=lineno, line=line,
                       hint="return a scalar (e.g. np.sum(r**2) / 2 for residuals r), or "
                       "use derivative() for the Jacobian of a vector f")  # fmt: skip
-
-
-def derived(model: Model, f: Callable, any_output: bool = False) -> Model:
-    """A model computing ``f`` instead, whose failures still name the model's lines.
-
-    ``any_output``: f may return a tuple of arrays (not a model's scalar or vector).
-    """
-    return replace(Model.from_function(f, name=model.name), _files=model._files,
-                   _any_output=any_output)  # fmt: skip
 
 
 def with_direction(model: Model, i: int, backend: str = "jax", precision: str = "float64"
                    ) -> Model:  # fmt: skip
     """``model`` whose f takes an HVP's v right after argument i, and ignores it."""
     f = model.function(backend, precision)
-    return derived(model, lambda *a: f(*a[: i + 1], *a[i + 2 :]))
+    return model.derived(lambda *a: f(*a[: i + 1], *a[i + 2 :]))
 
 
 def prepare_hessian(

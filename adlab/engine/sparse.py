@@ -32,7 +32,6 @@ from .model.precision import dtype_of, precision_scope
 from .model.source import Model
 from .modes.hessian import COMPOSITIONS, HVP_NAMES, NotScalar
 from .programs.memory import SizeError
-from .second import derived
 from .sparsity.coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .sparsity.front import FrontRows, front_rows
 from .sparsity.index_sets import PatternTooLarge
@@ -245,7 +244,7 @@ def prepare_sparse(
         try:
             detected = detect(f, cast, i)
         except PatternTooLarge as too_large:
-            raise SizeError(refusal(too_large, model._files, kind)) from None
+            raise SizeError(refusal(too_large, model.files, kind)) from None
         pattern = detected.pattern
         rows = None
         if kind == "reverse":
@@ -264,7 +263,7 @@ def prepare_sparse(
             compute, read = _compressed(kind, f, i, shape, coloring, at, composition, width)
         apart = width is not None  # one pass after another: the read apart (Program)
         whole = compute if apart else (lambda *a: read(compute(*a)))
-        passes = prepare(derived(model, whole, any_output=apart), *given, mode="primal",
+        passes = prepare(model.derived(whole, any_output=apart), *given, mode="primal",
                          wrt=i, jit=jit, precision=precision, backend="jax")  # fmt: skip
         return Program(passes, compute, read if apart else None, precision, width)
 

@@ -43,6 +43,11 @@ class LivePlot(BokehModel):
             state["render_bundle"] = serialize_json(self._model_to_traits(self._model))
         return state
 
+    @property
+    def stale(self) -> bool:
+        """Patched since the whole document was last sent: a new view needs ``refresh``."""
+        return self._stale
+
     def refresh(self) -> None:
         """Send the whole document again (views re-render from it)."""
         self._stale = False

@@ -247,7 +247,7 @@ class Lab(w.VBox):
     # ------------------------------------------------------------ display
     def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
         publish_bokehjs()  # before the widget's output: its views need window.Bokeh
-        if self.plot_widget._stale:  # a new view starts from the points drawn so far
+        if self.plot_widget.stale:  # a new view starts from the points drawn so far
             with self.state.lock:
                 self.plot_widget.refresh()
         return super()._repr_mimebundle_(**kwargs)

@@ -187,14 +187,14 @@ def profile(
         p = prepare(m, *point, mode=which, precision=precision, scheme=scheme, backend=backend)
         # Timed first: its warm-up calls also warm the program up for the profiled calls
         # (traced right after compiling, the first calls ran 10-50% slower). p.inputs:
-        # cast and on the device, so the calls run the program p._compiled is.
+        # cast and on the device, so the calls run the program p.compiled is.
         timed[which] = time_call(p, p.inputs).median_s
         if backend == "torch":
             from .profile_torch import torch_ops
 
             ops[which] = torch_ops(p, p.inputs, calls)
         else:
-            ops[which] = _profiled(p, p.inputs, hlo_ops(p._compiled), calls)
+            ops[which] = _profiled(p, p.inputs, hlo_ops(p.compiled), calls)
     return Profile(
         model=m.name, n=n, mode=mode, scheme=scheme if mode == "numeric" else None,
         precision=precision, backend=backend, primal=ops["primal"], derivative=ops[mode],

@@ -134,11 +134,11 @@ def test_the_check_trusts_the_rule_and_only_it():
     m = _model(PROVIDED)
     args = m.setup(4)
     f_jax = m.function("jax")
-    assert find_non_analytic(f_jax, args, 0, np.float64, m._files) is None
+    assert find_non_analytic(f_jax, args, 0, np.float64, m.files) is None
     untrusted = real_part.RULES - {"logsumexp"}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(real_part, "RULES", untrusted)
-        assert find_non_analytic(f_jax, args, 0, np.float64, m._files)[0] == "real"
+        assert find_non_analytic(f_jax, args, 0, np.float64, m.files)[0] == "real"
 
 
 @pytest.mark.parametrize(("body", "words"), [

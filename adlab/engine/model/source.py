@@ -20,7 +20,7 @@ import inspect
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -97,7 +97,7 @@ class Model:
     _return_lineno: int | None = field(default=None, repr=False)
     _nargs: int | None = field(default=None, repr=False)
     _source_code: tuple | None = field(default=None, repr=False)  # compiled, settings bound
-    # a program adlab derives from the model (``second.derived``) whose result may be a
+    # a program adlab derives from the model (``derived``) whose result may be a
     # tuple of arrays, read apart by another program (a sparse derivative's passes)
     _any_output: bool = field(default=False, repr=False)
 
@@ -245,14 +245,39 @@ class Model:
 
     def return_error(self, got: str, where: str) -> ModelError:
         """The error for an f that returned something other than a scalar/1-D array."""
+        lineno, line = self.return_line
         return ModelError(
             f"f must return a scalar or a 1-D array of floats, got {got} (in {where})",
-            lineno=self._return_lineno,
-            line=source_line(next(iter(self._files)), self._return_lineno)
-            if self.source is not None
-            else None,
+            lineno=lineno, line=line,
             hint="return np.sum(...) for a scalar, or a 1-D vector of residuals",
-        )
+        )  # fmt: skip
+
+    # ------------------------------------------------ what the engine reads of it
+    @property
+    def files(self) -> frozenset[str]:
+        """The file names its source runs under: a frame in one is the user's line."""
+        return self._files
+
+    @property
+    def return_line(self) -> tuple[int | None, str | None]:
+        """f's last ``return``: its line number and, for a source model, its text."""
+        lineno = self._return_lineno
+        if self.source is None or lineno is None:
+            return lineno, None
+        return lineno, source_line(next(iter(self._files)), lineno)
+
+    @property
+    def any_output(self) -> bool:
+        """f may return a tuple of arrays: a program adlab derives (``derived``)."""
+        return self._any_output
+
+    def derived(self, f: Callable, any_output: bool = False) -> Model:
+        """A model computing ``f`` instead, whose failures still name this model's lines.
+
+        ``any_output``: f may return a tuple of arrays (not a model's scalar or vector).
+        """
+        return replace(Model.from_function(f, name=self.name), _files=self._files,
+                       _any_output=any_output)  # fmt: skip
 
     def with_settings(self, **settings: Any) -> Model:
         """The same model source with some settings changed."""
