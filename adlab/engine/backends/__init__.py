@@ -2,6 +2,7 @@
 
 from ._registry import (
     KNOWN,
+    Known,
     MissingFramework,
     default_jit,
     get_backend,
@@ -10,6 +11,20 @@ from ._registry import (
     pip_command,
 )
 from .base import Backend, Program
+from .facts import (
+    BASELINE,
+    COMPOSITIONS,
+    DEFAULT,
+    FACTS,
+    REFERENCE,
+    Facts,
+    always_installed,
+    facts_of,
+    label_of,
+    with_fact,
+)
 
-__all__ = ["KNOWN", "Backend", "MissingFramework", "Program", "default_jit", "get_backend",
-           "has_compiler", "installed", "pip_command"]  # fmt: skip
+__all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "KNOWN", "REFERENCE", "Backend",
+           "Facts", "Known", "MissingFramework", "Program", "always_installed", "default_jit",
+           "facts_of", "get_backend", "has_compiler", "installed", "label_of", "pip_command",
+           "with_fact"]  # fmt: skip

@@ -3,7 +3,7 @@
 A framework's file (``adlab/engine/backends/<name>.py``) is imported the first
 time it is used, so ``import adlab`` imports no framework but JAX and NumPy,
 and a framework that is not installed costs nothing until a variant names it.
-Adding a framework is its file, its line in ``KNOWN`` and its name in
+Adding a framework is its file, its entry in ``facts.FACTS`` and its name in
 ``adlab._vocab.BACKENDS``.
 """
 
@@ -12,50 +12,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import shutil
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..._vocab import BACKENDS
+from .facts import FACTS, Facts, facts_of
 
 if TYPE_CHECKING:
     from .base import Backend
 
 
-@dataclass(frozen=True)
-class Known:
-    """What can be said of a framework without importing it.
-
-    Attributes:
-        package: the module ``import`` needs.
-        extra: the pip extra of adlab that installs it (None: always installed).
-        label: how people name it.
-        compiler: what ``jit=True`` runs, in words; None: the framework has none.
-        default_jit: how its users run it when they say nothing (``jit=None``).
-        executable: a program it runs outside Python (``node``), found on PATH, or None.
-        install: how to install that program, for messages.
-    """
-
-    package: str
-    extra: str | None
-    label: str
-    compiler: str | None
-    default_jit: bool = False
-    executable: str | None = None
-    install: str | None = None
-
-
-KNOWN: dict[str, Known] = {
-    "jax": Known("jax", None, "JAX", "jax.jit", default_jit=True),
-    "numpy": Known("numpy", None, "NumPy", None),
-    "torch": Known("torch", "torch", "PyTorch", "torch.compile"),
-    "tensorflow": Known(
-        "tensorflow", "tensorflow", "TensorFlow", "tf.function(jit_compile=True)"
-    ),  # fmt: skip
-    "autograd": Known("autograd", "autograd", "autograd", None),
-    # the model traced with JAX, its programs emitted as JavaScript and run in Node
-    "js": Known("jax", None, "JavaScript", None, executable="node",
-                install="apt-get install -y nodejs"),
-}
+#: the facts of each framework (``facts.FACTS``), by their first name
+Known = Facts
+KNOWN: dict[str, Facts] = FACTS
 assert tuple(KNOWN) == BACKENDS, "adlab._vocab.BACKENDS and KNOWN list the same frameworks"
 
 
@@ -63,27 +31,20 @@ class MissingFramework(ImportError):
     """A backend whose framework is not installed; the message says how to install it."""
 
 
-def _known(name: str) -> Known:
-    try:
-        return KNOWN[name]
-    except KeyError:
-        raise ValueError(f"backend must be one of {list(KNOWN)}, got {name!r}") from None
-
-
 def default_jit(name: str) -> bool:
     """Whether backend ``name`` compiles when ``jit`` is left unset (without importing it)."""
-    return _known(name).default_jit
+    return facts_of(name).default_jit
 
 
 def has_compiler(name: str) -> bool:
     """Whether backend ``name`` has a compiler for ``jit=True`` (without importing it)."""
-    return _known(name).compiler is not None
+    return facts_of(name).compiler is not None
 
 
 def installed(name: str) -> bool:
     """Whether backend ``name``'s framework can be imported (without importing it), and
     the program it runs in (Node) is on PATH."""
-    known = _known(name)
+    known = facts_of(name)
     if known.executable is not None and shutil.which(known.executable) is None:
         return False
     return importlib.util.find_spec(known.package) is not None
@@ -91,7 +52,7 @@ def installed(name: str) -> bool:
 
 def pip_command(name: str) -> str | None:
     """The command that installs backend ``name``'s framework, or None (always installed)."""
-    known = _known(name)
+    known = facts_of(name)
     if known.install is not None:
         return known.install
     return None if known.extra is None else f"pip install 'adlab[{known.extra}]'"
@@ -110,7 +71,7 @@ def get_backend(name: str) -> Backend:
     backend = _LOADED.get(name)
     if backend is not None:
         return backend
-    known = _known(name)
+    known = facts_of(name)
     if not installed(name) and known.executable is not None:
         raise MissingFramework(f"backend={name!r} needs {known.executable}, which is not "
                                f"installed here: {pip_command(name)}")  # fmt: skip

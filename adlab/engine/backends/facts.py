@@ -1,0 +1,193 @@
+"""One entry of facts per framework: what the Lab, tutorials, plots, CLI and engine read of it.
+
+Everything here can be said without importing the framework. Outside
+``adlab/engine/backends/`` no module spells a framework's name in code: it reads
+an entry (``FACTS[name].label``), a fact that picks frameworks (``sparse``,
+``profiler``, ``nests``...), or one of the names below (``DEFAULT``,
+``REFERENCE``, ``BASELINE``). Adding a framework is its folder under
+``backends/``, its entry here and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+#: the backend a call runs on when it names none
+DEFAULT = "jax"
+#: the framework adlab traces every model with: its programs give the sparsity patterns,
+#: the cost counts, the checks of a model and the checked references
+REFERENCE = "jax"
+#: the framework-free baseline: plain NumPy, no AD (finite differences and complex step)
+BASELINE = "numpy"
+
+#: the second-order compositions of modes (``adlab.engine.modes.hessian.NAMES``), named
+#: here because a framework's entry says which of them it nests
+NESTED = ("forward-over-reverse", "reverse-over-forward", "reverse-over-reverse",
+          "forward-over-forward")  # fmt: skip
+COMPOSITIONS = (*NESTED, "numeric", "complex-step")
+
+
+def _frozen(d: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What can be said of a framework without importing it.
+
+    Attributes:
+        package: the module ``import`` needs.
+        extra: the pip extra of adlab that installs it (None: always installed).
+        label: how people name it.
+        compiler: what ``jit=True`` runs, in words; None: the framework has none.
+        default_jit: how its users run it when they say nothing (``jit=None``).
+        executable: a program it runs outside Python (``node``), found on PATH, or None.
+        install: how to install that program, for messages.
+        description: what it is and how it runs a derivative, in a sentence (the Lab's
+            tooltip).
+        how_eager, how_jit: how it runs a derivative eagerly / compiled, in a few words
+            (the tutorials' tables); None: it has no such way.
+        marker, dash: its plots' marker and line dash (the mode gives the color).
+        has_ad: whether it takes derivatives itself (NumPy: no, finite differences only).
+        nests: the second-order compositions it runs (``COMPOSITIONS``); () for none.
+        why_not_nested: composition -> why it does not run it (each checked in the tests).
+        profiler: how ``adlab.profile`` reads its operations: "xla" (XLA's compiled
+            program, jitted), "torch.profiler" (PyTorch's own operations, eagerly), or None.
+        profile_refusal: why it cannot be profiled (profiler None).
+        sparse: whether sparse Jacobians and Hessians run on it.
+        sparse_refusal: why they do not.
+        traced: its programs are JAX's, traced from the model and emitted for it (js).
+        g9: it runs G9.js's gradient (``scheme="g9"``).
+        own_namespace: its ``np`` is a namespace adlab builds (``backends.namespace``),
+            not the framework's own NumPy-like module.
+        imports: the top-level modules of it a model might import (refused at that line).
+        aliases: the names people give it in their code (``tf``, ``jnp``).
+        traces_with: (words of its own refusal of Python control flow on a value it
+            traces or batches, how it does that in words), or None.
+    """
+
+    package: str
+    extra: str | None
+    label: str
+    compiler: str | None
+    default_jit: bool = False
+    executable: str | None = None
+    install: str | None = None
+    description: str = ""
+    how_eager: str | None = None
+    how_jit: str | None = None
+    marker: str = "circle"
+    dash: str = "solid"
+    has_ad: bool = True
+    nests: tuple[str, ...] = ()
+    why_not_nested: Mapping[str, str] = field(default_factory=_frozen)
+    profiler: str | None = None
+    profile_refusal: str | None = None
+    sparse: bool = False
+    sparse_refusal: str | None = ("its pattern is read from a JAX program "
+                                  "(use backend='jax')")  # fmt: skip
+    traced: bool = False
+    g9: bool = False
+    own_namespace: bool = False
+    imports: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    traces_with: tuple[str, str] | None = None
+
+    def how(self, jit: bool) -> str | None:
+        """How it runs a derivative, jitted or not, in a few words; None if it cannot."""
+        return self.how_jit if jit else self.how_eager
+
+
+FACTS: dict[str, Facts] = {
+    "jax": Facts(
+        "jax", None, "JAX", "jax.jit", default_jit=True,
+        description="JAX: traced, compiled by XLA (jax.jit)",
+        how_eager="JAX eager, op by op", how_jit="tracing, XLA (jax.jit)",
+        marker="circle", dash="solid",
+        nests=COMPOSITIONS, profiler="xla", sparse=True, sparse_refusal=None,
+        imports=("jax", "jaxlib"), aliases=("jnp", "lax"),
+    ),
+    "numpy": Facts(
+        "numpy", None, "NumPy", None,
+        description="plain NumPy: no AD, so finite differences and complex step only; "
+        "the framework-free baseline",
+        how_eager="plain NumPy", marker="square", dash="dashed", has_ad=False, g9=True,
+        profile_refusal="a NumPy program has no operations a profiler names",
+    ),
+    "torch": Facts(
+        "torch", "torch", "PyTorch", "torch.compile",
+        description="PyTorch: a tape, run eagerly (torch.autograd.grad); jit: torch.compile",
+        how_eager="tape, eager", how_jit="torch.compile",
+        marker="triangle", dash="dotdash",
+        nests=(*NESTED, "numeric"),
+        why_not_nested=_frozen({"complex-step": (
+            "PyTorch's reverse mode differentiates real-valued outputs: torch.autograd.grad "
+            "and torch.func.grad refuse the complex f(x + ih) that complex step of the "
+            "gradient needs")}),
+        profiler="torch.profiler", own_namespace=True, imports=("torch",),
+        traces_with=("data-dependent control flow",
+                     "PyTorch batches these evaluations with torch.func.vmap"),
+    ),  # fmt: skip
+    "tensorflow": Facts(
+        "tensorflow", "tensorflow", "TensorFlow", "tf.function(jit_compile=True)",
+        description="TensorFlow: tf.GradientTape, eager; jit: tf.function(jit_compile=True)",
+        how_eager="GradientTape, eager", how_jit="tf.function, XLA",
+        marker="inverted_triangle", dash="dashdot",
+        nests=(*NESTED, "numeric"),
+        why_not_nested=_frozen({"complex-step": (
+            "TensorFlow's GradientTape.gradient at a complex x returns the conjugate "
+            "derivative, and for x**2 a wrong one (its power's gradient mishandles the "
+            "complex x), so Im grad f(x + ih) / h would be silently wrong")}),
+        profile_refusal="adlab does not read TensorFlow's profiler yet",
+        own_namespace=True, imports=("tensorflow",), aliases=("tf", "tnp"),
+        traces_with=("as a Python `bool` is not allowed",
+                     "TensorFlow traces f into a graph here"),
+    ),  # fmt: skip
+    "autograd": Facts(
+        "autograd", "autograd", "autograd", None,
+        description="HIPS autograd: a tape over NumPy, with no compiler",
+        how_eager="tape over NumPy", marker="hex", dash="dotted", nests=COMPOSITIONS,
+        profile_refusal="autograd runs NumPy, whose operations no profiler names",
+        own_namespace=True, imports=("autograd",), aliases=("anp",),
+    ),
+    # the model traced with JAX, its programs emitted as JavaScript and run in Node
+    "js": Facts(
+        "jax", None, "JavaScript", None, executable="node",
+        install="apt-get install -y nodejs",
+        description="plain JavaScript on Float64Array, emitted from JAX's programs and run "
+        "in Node; timed from Python for now, so its times include the pipe to Node "
+        "(about 0.1 ms)",
+        marker="diamond", dash="dashed", traced=True, g9=True,
+        profile_refusal="adlab does not read Node's profiler yet",
+    ),
+}
+
+
+def facts_of(name: str) -> Facts:
+    """The facts of backend ``name``.
+
+    Raises:
+        ValueError: no such backend.
+    """
+    try:
+        return FACTS[name]
+    except KeyError:
+        raise ValueError(f"backend must be one of {list(FACTS)}, got {name!r}") from None
+
+
+def label_of(name: str) -> str:
+    """How people name backend ``name`` ("PyTorch"); the name itself for one adlab lacks."""
+    known = FACTS.get(name)
+    return known.label if known is not None else name
+
+
+def with_fact(fact: str) -> tuple[str, ...]:
+    """The backends whose fact ``fact`` is true (``with_fact("sparse")``), in ``FACTS`` order."""
+    return tuple(name for name, f in FACTS.items() if getattr(f, fact))
+
+
+def always_installed() -> tuple[str, ...]:
+    """The packages installed with adlab itself (no extra): ("jax", "numpy")."""
+    return tuple(dict.fromkeys(f.package for f in FACTS.values() if f.extra is None))
