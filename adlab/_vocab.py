@@ -28,6 +28,16 @@ PRECISIONS: tuple[str, ...] = ("float32", "float64")
 Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd", "js"]
 BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd", "js")
 
+#: What a JavaScript backend's programs run on: TF.js's cpu, wasm or webgl backend
+#: (plain JavaScript: cpu). The Python frameworks run where they put themselves.
+Device = Literal["cpu", "wasm", "webgl"]
+DEVICES: tuple[str, ...] = ("cpu", "wasm", "webgl")
+
+#: Where a JavaScript backend's programs run: Node (started by adlab), or the browser
+#: that shows the Lab (only while its page is attached).
+Where = Literal["node", "browser"]
+WHERES: tuple[str, ...] = ("node", "browser")
+
 #: One frame of an interactive 60 Hz page: the budget of question 1.
 FRAME_S = 0.016
 
@@ -127,6 +137,15 @@ class Record:
     A second derivative has ``order`` 2, ``mode`` "hessian" or "hvp", and its
     composition of modes in ``scheme`` (e.g. "forward-over-reverse"). A sparse
     derivative (label "...(sparse)") has the ``colors`` and ``nnz`` of its pattern.
+
+    ``where`` is where a JavaScript series ran: "node" (Node.js, started by adlab) or
+    "browser" (the Lab's own page); None for the Python frameworks. Such a series is
+    timed inside its runtime (``performance.now()`` around loops of calls, no pipe
+    timed); ``env`` names the runtime and its version (Node's, or the browser's user
+    agent), the timer's resolution and whether the page is cross-origin isolated.
+    ``device`` is what the program ran on: "cpu", "wasm" or "webgl" for TF.js, "cpu"
+    for plain JavaScript, and for the Python frameworks the device they report
+    (JAX's "cpu", PyTorch's "cpu" or "cuda"); None where unknown.
     """
 
     model: str
@@ -138,6 +157,8 @@ class Record:
     precision: str
     backend: str
     order: int = 1  # 2: a Hessian or HVP, whose ``scheme`` names the composition of modes
+    device: str | None = None  # what it ran on: "cpu", "wasm", "webgl", "cuda" ...
+    where: str | None = None  # JavaScript: "node" or "browser"; None for Python frameworks
     # timing
     compile_s: float | None = None
     # True: compile_s is the time to load the program from adlab's cache, not to compile it

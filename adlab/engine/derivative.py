@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._vocab import SCHEMES, ModelError
+from .._vocab import SCHEMES, WHERES, ModelError
 from .backends import get_backend
 from .backends.base import NotAnArray
 from .backends.inner_grad import check_inner
@@ -99,6 +99,8 @@ def prepare(
     backend: str = "jax",
     sparse: bool = False,
     inner: str = "reverse",
+    device: str | None = None,
+    where: str | None = None,
 ) -> Prepared:
     """Compile the derivative of ``f(x, *args)`` for these shapes; see ``derivative``.
 
@@ -116,6 +118,10 @@ def prepare(
     model = f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
     check_inner(inner)
     impl = get_backend(backend)  # an unknown or missing framework says so
+    if where is not None and where not in WHERES:
+        raise ValueError(f"where must be one of {list(WHERES)} or None, got {where!r}")
+    impl = impl.on_device(device)  # a device the framework cannot choose is refused
+    runs_in = impl.placed(where)  # JavaScript: "node" or "browser"; None: Python
     jit = impl.resolve_jit(jit)  # None: as the framework's users run it
     if sparse:  # the pattern read from the program, colored: adlab.engine.sparse
         if model.inner_matters(inner):
@@ -142,22 +148,23 @@ def prepare(
     wrt = indices if isinstance(wrt, tuple) else indices[0]
     all_args = cast_args(all_args, dtype, indices)
     size = sum(int(np.size(all_args[i])) for i in indices)
-    where = f"f, mode {mode!r}, n={size}"
+    location = f"f, mode {mode!r}, n={size}"  # where errors say they happened
     f = model.function(backend, precision, inner)
     # Which hint a tracer error gets: whether jit=False would cure it (see Rule).
     eager_cures = jit and rule.eager_cures
     options = dict(mode=mode, scheme=scheme, precision=precision, backend=backend,
-                   jit=jit, wrt=wrt, where=where, eager_cures=eager_cures, inner=inner)  # fmt: skip
+                   jit=jit, wrt=wrt, where=location, eager_cures=eager_cures,
+                   inner=inner)  # fmt: skip
 
     def guard(thunk: Callable[[], Any], traced: bool) -> Any:
         """Run a step that may fail in the model's code; ``traced``: under the compiler."""
-        return _guarded(model, where, eager_cures if traced else False, thunk)
+        return _guarded(model, location, eager_cures if traced else False, thunk)
 
     # errors in the terms of this backend, even where adlab traces f with JAX to check it
     with precision_scope(precision), running_on(backend, mode):
         inputs = backend_inputs(all_args, precision, backend, indices)
         out = impl.probe(f, all_args, inputs, jit, guard)
-        out_shape = _check_out(model, out, where)
+        out_shape = _check_out(model, out, location)
         if rule.is_derivative:
             itemsize = np.dtype(dtype).itemsize
             for i in indices:
@@ -172,7 +179,7 @@ def prepare(
             dtype=dtype, backend=backend, f_jax=f_jax if has_twin else None,
             files=model.files, jit=jit,
         )  # fmt: skip
-        built = _guarded(model, where, eager_cures, lambda: rule.build(spec))
+        built = _guarded(model, location, eager_cures, lambda: rule.build(spec))
         if rule.is_derivative:
             # The batch of f_evals perturbed copies of x (tangents, for forward
             # mode), as if held at once. A mode that evaluates it in chunks
@@ -194,8 +201,10 @@ def prepare(
                                guard=guard)  # fmt: skip
     if not built.trusted:
         warnings.warn(f"{mode}: {built.note}", UntrustedWarning, stacklevel=2)
-    return Prepared(built=built, program=program, impl=impl, inputs=inputs, model=model,
-                    options=options, out_shape=out_shape)  # fmt: skip
+    p = Prepared(built=built, program=program, impl=impl, inputs=inputs, model=model,
+                 options=options, out_shape=out_shape)  # fmt: skip
+    p.device, p.where = impl.device, runs_in
+    return p
 
 
 def derivative(
@@ -212,6 +221,8 @@ def derivative(
     full_output: bool = False,
     sparse: bool = False,
     inner: str = "reverse",
+    device: str | None = None,
+    where: str | None = None,
 ) -> Any:
     """The derivative of ``f(x, *args)`` with respect to argument(s) ``wrt``.
 
@@ -246,6 +257,12 @@ def derivative(
             ``tf.GradientTape``, ``autograd.grad``) or "forward" (``jax.jacfwd``,
             ``torch.func.jacfwd``, ``tf.autodiff.ForwardAccumulator``, autograd's
             ``make_jvp``). On numpy both are central differences.
+        device: for TF.js (``backend="tfjs"``), its backend: "cpu" (default), "wasm" or
+            "webgl"; plain JavaScript runs on "cpu". None: the backend's default. The
+            Python frameworks run where they put themselves: leave it unset there.
+        where: for the JavaScript backends, "node" or "browser": the Lab's page, while
+            one is attached (else they run in Node, and ``Prepared.where`` says so).
+            None: wherever this thread's JavaScript runs (Node outside the Lab).
 
     References:
         Richardson extrapolation and step sizes: see ``adlab.engine.modes.numeric``;
@@ -253,7 +270,7 @@ def derivative(
     """
     p = prepare(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
                 scheme=scheme, step=step, backend=backend, sparse=sparse,
-                inner=inner)  # fmt: skip
+                inner=inner, device=device, where=where)  # fmt: skip
     if sparse:
         value = p(*p.inputs)
         return (value, p.info()) if full_output else value

@@ -57,7 +57,8 @@ def f(x):
 
 
 @functools.cache
-def floor_call(precision: str = "float64", handed_over: bool = False, backend: str = "jax") -> Any:
+def floor_call(precision: str = "float64", handed_over: bool = False, backend: str = "jax",
+               device: str | None = None) -> Any:  # fmt: skip
     """The prepared trivial call (compiled once per process); call it on its ``inputs``.
 
     ``backend``: the floor of that framework, run as its users run it (JAX
@@ -82,9 +83,9 @@ def floor_call(precision: str = "float64", handed_over: bool = False, backend: s
     else:
         model = Model.from_source(_FLOOR_SOURCE.format(f="x + 1.0"), name="floor")
         shape = ()
-    if backend != "jax":  # prepare converts it for the framework
+    if backend != "jax":  # prepare converts it for the framework (TF.js: on its device)
         return prepare(model, np.zeros(shape, dtype_of(precision)), mode="primal",
-                       precision=precision, backend=backend)  # fmt: skip
+                       precision=precision, backend=backend, device=device)  # fmt: skip
     with precision_scope(precision):
         x = jax.device_put(np.zeros(shape, dtype_of(precision)))
         return prepare(model, x, mode="primal", precision=precision)
@@ -96,10 +97,13 @@ def floor_watch(
     *,
     target_s: float = TARGET_S,
     backend: str = "jax",
+    device: str | None = None,
 ) -> Stopwatch:
     """A started ``Stopwatch`` on the floor, to interleave with other callables."""
-    p = floor_call(precision, handed_over, backend)
-    watch = Stopwatch(p, p.inputs, target_s=target_s)
+    from .runtime_watch import stopwatch
+
+    p = floor_call(precision, handed_over, backend, device)
+    watch = stopwatch(p, p.inputs, target_s=target_s)  # JavaScript's: timed where it runs
     watch.start()
     return watch
 
@@ -164,8 +168,8 @@ def floor_kind(backend: str | None) -> str:
     known = KNOWN[backend or "jax"]
     if known.label == "NumPy":
         return "NumPy"
-    if known.executable is not None:  # js: timed from Python, the pipe to Node included
-        return f"{known.label} (in {known.executable}, called through a pipe)"
+    if known.executable is not None:  # js: timed inside Node (timing.js), no pipe timed
+        return f"{known.label} (in {known.executable}, timed inside it)"
     # x + 1 needs no tape: a framework without a compiler runs it in plain NumPy
     how = "jitted" if known.default_jit else "eager" if known.compiler else "plain NumPy"
     return f"{known.label} ({how})"

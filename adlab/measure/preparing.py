@@ -29,8 +29,8 @@ from ..engine.second import prepare_hessian, prepare_hvp
 from .budget import Budget
 from .env import dispatch
 from .point import Point, finite, reason
+from .runtime_watch import stopwatch
 from .series import Series
-from .timing import Stopwatch
 
 
 def direction(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
@@ -52,7 +52,8 @@ def prepare_series(m: Model, point: tuple, v: Series) -> Any:
         options.pop("inner")  # an HVP's own nesting is its bracket's
         return prepare_hvp(m, point[0], u, *point[1:], mode=v.scheme, **options)
     return prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
-                   sparse=bool(v.sparse), **options)  # fmt: skip
+                   sparse=bool(v.sparse), device=v.device, where=v.where,
+                   **options)  # fmt: skip
 
 
 class Preparing:
@@ -73,7 +74,8 @@ class Preparing:
         share it (its compile time is the one measured). Returns (prepared, notes): the
         ``UntrustedWarning``s it gave, or without ``caught`` (on a thread of
         ``compile_all``), its caveat as that warning says it."""
-        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse), v.inner)
+        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse), v.inner,
+               v.device, v.where)  # fmt: skip
         if key not in self.programs:
             if not caught:
                 p = prepare_series(m, point, v)
@@ -191,7 +193,8 @@ class Preparing:
             # p.inputs: cast and on the device (as in a training loop), no copy timed.
             # The first call is kept apart, uncharged (eager JAX compiles each operation
             # at a new shape; PyTorch's first jvp sets itself up): the budget is for warm calls.
-            pt.watch = Stopwatch(fn, p.inputs, target_s=self.target_s,
+            # a program run outside Python (JavaScript) is timed where it runs: p.timer
+            pt.watch = stopwatch(fn, p.inputs, target_s=self.target_s,
                                  budget_s=budget_s - (time.perf_counter() - start))  # fmt: skip
             pt.watch.start()
         except Exception as exc:  # ModelError, SizeError, ...: shown, the sweep goes on

@@ -14,7 +14,9 @@ per-sample case compares three models in one sweep). Options are ``jit`` /
 ``reverse(torch)``, ``numeric[central](torch)``), ``float32`` / ``float64`` and
 ``sparse``, and ``inner-forward`` / ``inner-reverse``, the mode of the derivative the
 model takes inside itself with ``grad`` (``"reverse(inner-forward)"``: GradBench's
-``rf``); anything left out takes the sweep's default, and a ``jit`` left
+``rf``); for the JavaScript backends, the device (``cpu``, ``wasm``, ``webgl``:
+``"reverse(tfjs,wasm)"``) and where they run (``node``, ``browser``); anything left
+out takes the sweep's default, and a ``jit`` left
 unset everywhere is the backend's own (JAX jitted, the others eager). The
 string form of a resolved variant is its ``label``, the name of its series in
 tables and plots.
@@ -27,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .._vocab import BACKENDS, PRECISIONS, SCHEMES
+from .._vocab import BACKENDS, DEVICES, PRECISIONS, SCHEMES, WHERES
 from ..engine.backends import default_jit, get_backend, has_compiler
 from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
@@ -43,6 +45,9 @@ _OPTIONS: dict[str, tuple[str, Any]] = {
     # the mode of the model's own grad(fn): prepare's inner=
     "inner-reverse": ("inner", "reverse"),
     "inner-forward": ("inner", "forward"),
+    # TF.js's backend (plain JavaScript: cpu), and where JavaScript runs: prepare's device=, where=
+    **{d: ("device", d) for d in DEVICES},
+    **{w: ("where", w) for w in WHERES},
 }
 _SYNTAX = re.compile(
     r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z][a-z0-9-]*)\s*\])?\s*(?:\(([^()]*)\))?\s*$"
@@ -54,7 +59,8 @@ SYNTAX_HELP = (
     "'reverse(eager)', 'numeric[central](numpy,float32)', 'hessian[forward-over-reverse]', "
     "'forward(sparse)', 'reverse(torch)'; options: jit, eager, "
     + ", ".join(BACKENDS)
-    + ", float32, float64, sparse, inner-forward, inner-reverse"
+    + ", float32, float64, sparse, inner-forward, inner-reverse, "
+    + ", ".join(DEVICES + WHERES)
 )
 
 
@@ -71,6 +77,8 @@ class Series:
         model: another model for this series (catalog name, path, or ``Model``).
         settings: new values for that model's UPPERCASE settings.
         inner: the mode of the model's own ``grad(fn)`` (``adlab.prepare``'s ``inner``).
+        device: TF.js's backend, "cpu", "wasm" or "webgl" (``adlab.prepare``'s ``device``).
+        where: "node" or "browser", for the JavaScript backends (``adlab.prepare``'s).
     """
 
     mode: str
@@ -83,6 +91,8 @@ class Series:
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
     sparse: bool | None = None
     inner: str | None = None
+    device: str | None = None
+    where: str | None = None
 
     def resolve(self, tag: str | None = None, **defaults: Any) -> Series:
         """Fill every ``None`` option from ``defaults`` (jit, precision, backend, scheme)
@@ -98,6 +108,8 @@ class Series:
             (self.scheme or rule.schemes[0]) if rule.schemes else None,
             sparse=bool(self.sparse),
             inner=check_inner(self.inner or defaults.get("inner") or "reverse"),
+            device=self.device or defaults.get("device"),
+            where=self.where or defaults.get("where"),
         )  # fmt: skip
         schemes = rule.schemes or SCHEMES
         if v.scheme is not None and v.scheme not in schemes:
@@ -111,9 +123,14 @@ class Series:
             raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {v.precision!r}")
         if v.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {v.backend!r}")
-        refusal = rule.refusal(get_backend(v.backend))  # the framework is imported here
+        impl = get_backend(v.backend)  # the framework is imported here
+        refusal = rule.refusal(impl)
         if refusal:
             raise ValueError(refusal)
+        impl.on_device(v.device)  # a device the backend cannot run on is refused here
+        if v.where is not None and not impl.known.executable:
+            raise ValueError(f"{self.spelled()}: '{v.where}' applies to the JavaScript "
+                             f"backends; {v.backend!r} runs in Python")  # fmt: skip
         if v.jit and not has_compiler(v.backend):
             if self.jit:  # asked of this variant: refused, never ignored
                 raise ValueError(f"{self.spelled()}: backend {v.backend!r} has no compiler; "
@@ -154,6 +171,9 @@ class Series:
             opts.append("sparse")
         if self.inner is not None and self.inner != (defaults.get("inner") or "reverse"):
             opts.append(f"inner-{self.inner}")
+        for key in ("device", "where"):
+            if differs(key):
+                opts.append(getattr(self, key))
         return text + (f"({','.join(opts)})" if opts else "")
 
 

@@ -48,8 +48,8 @@ from .floor import (
 )
 from .intervals import INTERVAL_WIDTH
 from .point import Point, reason
-from .preparing import Preparing
 from .point_errors import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
+from .preparing import Preparing
 from .series import Series, parse_variants
 from .stream import Sweep
 from .timing import REPEATS, Stopwatch, interleave
@@ -192,7 +192,8 @@ class _Run:
             # a series on its own model: its primal is named after it
             tag = (v.label or _tag(m)) if m is not model else None
             rv = v.resolve(tag, **defaults)
-            pv = Series("primal", jit=rv.jit, precision=rv.precision, backend=rv.backend)
+            pv = Series("primal", jit=rv.jit, precision=rv.precision, backend=rv.backend,
+                        device=rv.device, where=rv.where)  # fmt: skip
             self.series.append((m, pv.resolve(tag, **defaults), rv))
         primals = {(id(m), p.label) for m, p, _ in self.series}
         derivs = [v for _, _, v in self.series if v.mode != "primal"]
@@ -202,17 +203,19 @@ class _Run:
         self._noise_alone: float | None = None
         self.id = uuid.uuid4().hex[:12]  # env["sweep"]: which records were measured together
 
-    def env(self, precision: str, backend: str = "jax") -> dict[str, Any]:
-        """The records' environment: JAX's and the machine's, and the framework that ran them."""
-        if (precision, backend) not in self._env:
-            impl = get_backend(backend).environment()
-            self._env[(precision, backend)] = {
+    def env(self, precision: str, backend: str = "jax",
+            device: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """The records' environment: JAX's and the machine's, and the framework that ran
+        them (a JavaScript runtime's version, its timer's resolution: ``impl["env"]``)."""
+        if (precision, backend, device) not in self._env:
+            impl = get_backend(backend).on_device(device).environment()
+            self._env[(precision, backend, device)] = {
                 **environment(precision), "noise": self._noise,
                 "noise_alone": self._noise_alone, "sweep": self.id,
                 "framework": backend, "framework_version": impl["version"],
-                "framework_device": impl["device"],
+                "framework_device": impl["device"], **impl.get("env", {}),
             }  # fmt: skip
-        return self._env[(precision, backend)]
+        return self._env[(precision, backend, device)]
 
     # ------------------------------------------------------------- sweep
     def records(self) -> Iterator[Record]:
@@ -232,7 +235,7 @@ class _Run:
         sweeps at 2 ms, alone 2-19%; by that spread only, 3 of the 14 called it noisy.
         """
         precision = self.series[0][2].precision if self.series else "float64"
-        watch = floors.get((precision, False, "jax"))
+        watch = floors.get((precision, False, "jax", None))
         self._noise = machine_noise(precision, self.target_s, watch=watch)
         alone = self._noise
         if watch is not None and self._noise > NOISE_LIMIT:
@@ -273,17 +276,19 @@ class _Run:
         live = [p for p in points if p.watch is not None]
         # the floors beside them: each framework's trivial call, and JAX's hand-off to
         # a worker thread
-        wanted = [(p.v.precision, False, p.v.backend) for p in points if live]
-        wanted += [(p.v.precision, True, "jax") for p in live if p.dispatch == "async"]
-        floors = {key: floor_watch(key[0], key[1], target_s=self.target_s, backend=key[2])
+        wanted = [(p.v.precision, False, p.v.backend, p.v.device) for p in points if live]
+        wanted += [(p.v.precision, True, "jax", None) for p in live if p.dispatch == "async"]
+        floors = {key: floor_watch(key[0], key[1], target_s=self.target_s, backend=key[2],
+                                   device=key[3])
                   for key in dict.fromkeys(wanted)}  # fmt: skip
         interleave([*floors.values(), *(p.watch for p in live)], self.repeats, self.interval_width)
         floor_t = {key: w.timing() for key, w in floors.items()}
         if self._noise is None:  # the first size: its floor's repeats say how noisy
             self._check_noise(floors)
         for p in points:
-            p.record = self._finish(p, floor_t.get((p.v.precision, False, p.v.backend)),
-                                    floor_t.get((p.v.precision, True, p.v.backend)))  # fmt: skip
+            key = (p.v.precision, p.v.backend, p.v.device)
+            p.record = self._finish(p, floor_t.get((key[0], False, *key[1:])),
+                                    floor_t.get((key[0], True, *key[1:])))  # fmt: skip
         return [p.record for p in points]
 
     def _setup(self, m: Model, n: int) -> tuple | Exception:
@@ -296,8 +301,20 @@ class _Run:
         return dict(
             model=m.name, mode=v.mode, n=n, label=v.label, scheme=v.scheme, jit=bool(v.jit),
             precision=v.precision, backend=v.backend, settings=dict(m.settings),
-            env=self.env(v.precision, v.backend), order=get_rule(v.mode).order,
+            env=self.env(v.precision, v.backend, v.device), order=get_rule(v.mode).order,
+            **self._placement(v),
         )  # fmt: skip
+
+    def _placement(self, v: Series) -> dict[str, Any]:
+        """The record's ``device`` (the one adlab chose, else the framework's own) and
+        ``where`` (JavaScript: where it runs now; the stopwatch's answer replaces it)."""
+        impl = get_backend(v.backend).on_device(v.device)
+        device = impl.device or self.env(v.precision, v.backend, v.device)["framework_device"]
+        try:
+            where = impl.placed(v.where)
+        except ValueError:  # prepare says why, as the point's reason
+            where = v.where
+        return {"device": device, "where": where}
 
     def _finish(self, pt: Point, floor: Timing | None, async_floor: Timing | None) -> Record:
         """The point's record, once its repeats are in (``floor``: its framework's;
@@ -307,6 +324,8 @@ class _Run:
                     async_floor_s=async_floor.median_s if async_floor else None)  # fmt: skip
         if pt.watch is not None and pt.watch.error is not None:
             pt.skipped = reason(pt.watch.error)
+        if getattr(pt.watch, "where", None) is not None:  # timed in a JavaScript runtime
+            base["where"] = pt.watch.where
         if pt.skipped:
             return Record(**base, skipped=pt.skipped)
         p, notes = pt.prepared, pt.notes

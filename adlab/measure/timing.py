@@ -327,8 +327,10 @@ def measure(
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    from .runtime_watch import stopwatch  # a program run outside Python: timed where it runs
+
     budget = None if deadline is None else deadline - time.perf_counter()
-    watch = Stopwatch(fn, args, target_s=target_s, warmups=warmups, budget_s=budget,
+    watch = stopwatch(fn, args, target_s=target_s, warmups=warmups, budget_s=budget,
                       charge_first=True)  # fmt: skip
     watch.start()
     interleave([watch], repeats, width)

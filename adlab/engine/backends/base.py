@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._vocab import DEVICES
 from ._registry import KNOWN, Known
 
 
@@ -43,6 +44,9 @@ class Program:
         loaded: the program was loaded from adlab's cache (``compile_s`` is the load).
         cold_compile_s: what compiling it took when it was compiled (``compile_s`` itself
             unless ``loaded``); None: as ``compile_s``.
+        timer: for a program that runs outside Python (JavaScript), what times it where
+            it runs (``start(target_s, budget_s)``, ``repeats(k)``, ``where``, ``device``;
+            see ``backends.js.timer``); None: a sweep times the Python call.
     """
 
     call: Callable[[Any], Any]
@@ -53,6 +57,7 @@ class Program:
     compiled: Any = None
     loaded: bool = False
     cold_compile_s: float | None = None
+    timer: Any = None
 
 
 def tree_map(fn: Callable, tree: Any) -> Any:
@@ -131,6 +136,11 @@ class Backend:
     namespace_per_precision: ClassVar[bool] = False
     #: a NumPy-like namespace for adlab's own arithmetic in the modes (steps, differences)
     xp: Any = np
+    #: the devices ``device=`` may name, the default first (TF.js: cpu, wasm, webgl);
+    #: empty: the framework runs where it puts itself (``environment()["device"]``)
+    devices: ClassVar[tuple[str, ...]] = ()
+    #: the device its programs run on, where adlab chooses it (None: the framework's own)
+    device: str | None = None
 
     # -------------------------------------------------------------- facts
     @property
@@ -150,8 +160,34 @@ class Backend:
         return bool(jit)
 
     def environment(self) -> dict[str, Any]:
-        """The framework's version and device, for records."""
+        """The framework's version and device, for records (``env``: more fields for
+        records' ``env``, as they are)."""
         return {"version": None, "device": "cpu"}
+
+    def on_device(self, device: str | None) -> Backend:
+        """This backend with its programs on ``device`` (None: its default); a device it
+        cannot choose is refused, with the ones it can. A backend with several devices
+        returns a copy of itself set to one (TF.js)."""
+        if device is None or (self.devices and device == self.devices[0]):
+            return self
+        if device not in DEVICES:
+            raise ValueError(f"device must be one of {list(DEVICES)}, got {device!r}")
+        if self.devices:
+            raise ValueError(f"backend={self.name!r} runs on {' or '.join(map(repr, self.devices))}"
+                             f" only, not device={device!r}; TF.js chooses between "
+                             f"{', '.join(DEVICES)}: backend='tfjs'")  # fmt: skip
+        raise ValueError(f"device={device!r} chooses TF.js's backend (cpu, wasm or webgl: "
+                         f"backend='tfjs'); backend={self.name!r} runs where its framework "
+                         "puts it: leave device unset")  # fmt: skip
+
+    def placed(self, where: str | None) -> str | None:
+        """Where its programs run, ``where=`` asked: None for a framework that runs in
+        Python; "node" or "browser" for JavaScript (``backends.js``)."""
+        if where is not None:
+            raise ValueError(f"where={where!r} applies to the JavaScript backends ('js', "
+                             f"'tfjs'); backend={self.name!r} runs in Python: leave where "
+                             "unset")  # fmt: skip
+        return None
 
     # ------------------------------------------------------ the model's np
     def namespace(self, precision: str) -> dict[str, Any]:

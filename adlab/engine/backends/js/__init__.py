@@ -45,11 +45,13 @@ def _tupled(fn: JsFunction, wrt: Any) -> Callable:
     """``fn`` answering a one-element tuple where ``wrt`` is one (JAX's argnums)."""
     if not isinstance(wrt, tuple):
         return fn
-    return _in_node(lambda *args: (fn(*args),))
+    return _in_node(lambda *args: (fn(*args),), fn)
 
 
-def _in_node(fn: Callable) -> Callable:
+def _in_node(fn: Callable, js: JsFunction | None = None) -> Callable:
+    """``fn`` marked as run in JavaScript; ``js``: the program it calls (what is timed)."""
     fn.in_node = True  # type: ignore[attr-defined]
+    fn.js = js if js is not None else fn  # type: ignore[attr-defined]
     return fn
 
 
@@ -59,11 +61,32 @@ class JsBackend(Backend):
     refuses = {"complex-step": NO_COMPLEX}
     # forward mode and differences take one column, one point at a time: never a batch
     chunked_forward = True
+    devices = ("cpu",)  # plain JavaScript: the CPU
+    device = "cpu"
+
+    def placed(self, where: str | None) -> str:
+        """Where its programs run: in the Lab's page while this thread's programs are
+        routed there (``transport.running_in``), else in Node. ``where="browser"`` with
+        no page attached (a script, nbval) runs in Node, and ``Prepared.where`` and the
+        records say so; ``where="node"`` while a page is attached is refused (the
+        programs follow the thread's runtime)."""
+        from .transport import where as running
+
+        now = running()
+        if where == "node" and now != "node":
+            raise ValueError("where='node' while this thread's JavaScript runs in the Lab's "
+                             "page: leave where unset, or run it outside the Lab")  # fmt: skip
+        return now
 
     def environment(self) -> dict[str, Any]:
+        """Node's version, and in ``env`` what records say of the runtime (its version,
+        the timer's resolution: ``timer.environment``)."""
+        from .timer import environment
+
         n = node()
         n.ensure()
-        return {"version": n.version, "device": "cpu", "runtime": "node", "node": node_path()}
+        return {"version": n.version, "device": "cpu", "runtime": "node", "node": node_path(),
+                "env": environment(n)}  # fmt: skip
 
     def namespace(self, precision: str) -> dict[str, Any]:
         """JAX's: the model is traced with ``jax.numpy``, and its program emitted."""
@@ -122,15 +145,19 @@ class JsBackend(Backend):
             fn = _in_node(
                 (lambda *a: tuple((v,) for v in inner(*a)))
                 if richardson
-                else (lambda *a: (inner(*a),))
+                else (lambda *a: (inner(*a),)),
+                inner,
             )  # type: ignore[assignment]
         evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
         return Built(fn, f_evals=evals, with_error=richardson, step=spec.step, chunked=True)
 
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
-        """The first call translates, loads and runs the program: timed as its compile."""
+        """The first call translates, loads and runs the program: timed as its compile.
+        Its later calls are timed in JavaScript (``timer``), not across the pipe."""
         import time
+
+        from .timer import JsTimer
 
         fn = built.fn if getattr(built.fn, "in_node", False) else JsFunction(built.fn, 0, "once")
         rest = inputs[1:]
@@ -141,7 +168,7 @@ class JsBackend(Backend):
         start = time.perf_counter()
         first = guard(lambda: call(inputs[0]), False)
         return Program(call=call, fallback=call, compile_s=time.perf_counter() - start,
-                       first=first)  # fmt: skip
+                       first=first, timer=JsTimer(getattr(fn, "js", fn)))  # fmt: skip
 
     def general(self, fn: Callable, jit: bool) -> Callable:
         return fn if getattr(fn, "in_node", False) else JsFunction(fn, 0, "once")

@@ -10,6 +10,7 @@
 "use strict";
 
 const readline = require("readline");
+const timing = require("./timing.js");
 
 console.log = console.error; // stdout carries the answers alone
 
@@ -156,15 +157,21 @@ class G9Error extends Error {}
 
 const DRIVERS = { once: runOnce, columns, rows, numeric, g9 };
 
-function call(msg) {
-  const p = programs.get(msg.id);
-  if (p === undefined) return { error: `no program ${msg.id}`, kind: "lost" };
+// the driver's work at the inputs last sent: what a timed loop calls (its outputs left as
+// the program made them: no copy, no encoding)
+function work(p) {
   const d = p.driver;
-  for (const [slot, data] of Object.entries(msg.inputs)) p.inputs[Number(slot)] = decode(data);
-  const x = p.inputs[d.x];
-  const saved = x ? Float64Array.from(x) : null; // drivers perturb x in place
+  if (d.kind === "once") return () => p.fn(...p.inputs);
+  const run = DRIVERS[d.kind];
+  return () => run(p, d);
+}
+
+// runs `fn` with x restored where it throws (drivers perturb x in place), a G9Error as its answer
+function guarded(p, fn) {
+  const x = p.inputs[p.driver.x];
+  const saved = x ? Float64Array.from(x) : null;
   try {
-    return { out: DRIVERS[d.kind](p, d).map(encode) };
+    return fn();
   } catch (err) {
     if (saved) x.set(saved);
     if (err instanceof G9Error) return { error: err.message, kind: "g9" };
@@ -172,8 +179,54 @@ function call(msg) {
   }
 }
 
+function call(msg) {
+  const p = programs.get(msg.id);
+  if (p === undefined) return { error: `no program ${msg.id}`, kind: "lost" };
+  const d = p.driver;
+  for (const [slot, data] of Object.entries(msg.inputs)) p.inputs[Number(slot)] = decode(data);
+  return guarded(p, () => {
+    if (p.firstS !== undefined) return { out: DRIVERS[d.kind](p, d).map(encode) };
+    // the program's first call, alone: V8 compiles it (the timing's first_s)
+    const t0 = performance.now();
+    const out = DRIVERS[d.kind](p, d);
+    p.firstS = (performance.now() - t0) / 1e3;
+    return { out: out.map(encode) };
+  });
+}
+
+// ----------------------------------------------------------------- timing
+let resolutionS = null; // the clock's, measured once
+
+function describe() {
+  if (resolutionS === null) resolutionS = timing.resolution();
+  return timing.describe(resolutionS);
+}
+
+// A program timed at the inputs its last call sent (timing.js): its first call (made by
+// that `call`) apart, warmed up, a loop count for repeats of target_s; the first repeat.
+function timeStart(msg) {
+  const p = programs.get(msg.id);
+  if (p === undefined) return { error: `no program ${msg.id}`, kind: "lost" };
+  const env = describe();
+  const w = new timing.Watch(work(p), { targetS: msg.target_s,
+    budgetS: msg.budget_s === null ? Infinity : msg.budget_s, resolutionS: env.timer_resolution_s });
+  if (p.firstS !== undefined) w.firstS = p.firstS;
+  p.watch = w;
+  return guarded(p, () => ({ ...w.start(), env }));
+}
+
+// k more repeats of the program timeStart calibrated: seconds per call of each
+function timeRepeats(msg) {
+  const p = programs.get(msg.id);
+  if (p === undefined || p.watch === undefined) {
+    return { error: `no timed program ${msg.id}`, kind: "lost" };
+  }
+  return guarded(p, () => ({ samples_s: p.watch.repeats(msg.k) }));
+}
+
 const OPS = { load, call, drop: (msg) => { programs.delete(msg.id); return {}; },
-              ping: () => ({ pong: process.version, programs: programs.size }) };
+              ping: () => ({ pong: process.version, programs: programs.size }),
+              describe, time_start: timeStart, time_repeats: timeRepeats };
 
 const lines = readline.createInterface({ input: process.stdin, terminal: false });
 lines.on("line", (line) => {
