@@ -50,6 +50,10 @@ class Prepared:
             forward and one per output for reverse).
         out_shape: shape of f's output.
         trusted, note, step: see ``DerivativeInfo``.
+        timer: None, or for a program that runs outside Python (JavaScript), what times
+            its calls where it runs (``adlab.measure`` uses it instead of timing ``p``).
+        device: what it runs on where adlab chose it ("cpu", "wasm", "webgl"), else None.
+        where: JavaScript: "node" or "browser" (where it runs); None: in Python.
     """
 
     def __init__(self, *, built, program, impl, inputs, model, options, out_shape):
@@ -85,6 +89,10 @@ class Prepared:
         self.note = built.note
         self.step = built.step
         self._first = program.first
+        # a program that runs outside Python is timed where it runs (JavaScript's timing.js)
+        self.timer = program.timer
+        self.device: str | None = None  # set by prepare
+        self.where: str | None = None  # set by prepare
 
     @property
     def inputs(self) -> tuple:
