@@ -38,12 +38,12 @@
   const clock = hasPerformance ? () => performance.now() : () => Date.now();
 
   // The clock's resolution in seconds: the smallest step between two readings that differ.
-  function resolution(samples = 25) {
+  function resolution(samples = 25, now = clock) {
     let best = Infinity;
     for (let i = 0; i < samples; i++) {
-      const t0 = clock();
-      let t1 = clock();
-      while (t1 === t0) t1 = clock();
+      const t0 = now();
+      let t1 = now();
+      while (t1 === t0) t1 = now();
       if (t1 - t0 < best) best = t1 - t0;
     }
     return best / 1e3;
@@ -69,12 +69,12 @@
 
   let sink = null; // each loop's last result is kept: no engine may drop the calls as dead
 
-  // Seconds for `count` calls of `call`, read around the whole loop.
-  function loop(call, count) {
+  // Seconds for `count` calls of `call`, read around the whole loop (`now`: a clock in ms).
+  function loop(call, count, now = clock) {
     let out = null;
-    const t0 = clock();
+    const t0 = now();
     for (let i = 0; i < count; i++) out = call();
-    const t = clock() - t0;
+    const t = now() - t0;
     sink = out;
     return t / 1e3;
   }
@@ -90,11 +90,15 @@
   // One callable timed a repeat at a time (timing.py's Stopwatch), so that a caller can
   // take the repeats of several in turn.
   class Watch {
+    // options: targetS, budgetS (seconds of calls after the first), resolutionS, and
+    // clock (milliseconds, as performance.now(); the tests' own)
     constructor(call, options = {}) {
       this.call = call;
+      this.clock = options.clock || clock;
       this.targetS = options.targetS || TARGET_S;
       this.budgetS = options.budgetS === undefined ? Infinity : options.budgetS;
-      this.resolutionS = options.resolutionS === undefined ? resolution() : options.resolutionS;
+      this.resolutionS = options.resolutionS === undefined ? resolution(25, this.clock)
+        : options.resolutionS;
       this.firstS = null;
       this.warmS = []; // seconds per call of each warm-up loop
       this.loops = 0;
@@ -103,7 +107,7 @@
 
     // The first call alone: one-off work (a compile) that no later call repeats.
     first() {
-      this.firstS = loop(this.call, 1);
+      this.firstS = loop(this.call, 1, this.clock);
       return this.firstS;
     }
 
@@ -121,7 +125,7 @@
       let before = null;
       for (let i = 0; i < MAX_WARMUPS; i++) {
         count = perCall > 0 ? Math.max(1, Math.ceil(target / perCall)) : count * 16;
-        const t = loop(this.call, count);
+        const t = loop(this.call, count, this.clock);
         this.spentS += t;
         perCall = t / count;
         this.warmS.push(perCall);
@@ -144,7 +148,7 @@
     repeats(k) {
       const out = [];
       for (let i = 0; i < k; i++) {
-        const t = loop(this.call, this.loops);
+        const t = loop(this.call, this.loops, this.clock);
         this.spentS += t;
         out.push(t / this.loops);
       }
