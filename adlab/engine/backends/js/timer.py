@@ -34,7 +34,7 @@ class JsTimer:
 
     @property
     def where(self) -> str:
-        """"node" or "browser": the runtime its last call ran in."""
+        """Where its last call ran: "node" or "browser"."""
         loaded = self.fn.last
         transport = getattr(loaded, "transport", None)
         return getattr(transport, "where", "node")
