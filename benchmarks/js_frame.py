@@ -103,14 +103,18 @@ for (const c of cases) {
   const prog = (0, eval)(c.source)(c.consts.map((a) => Float64Array.from(a)));
   const ins = c.inputs.map((a) => Float64Array.from(a));
   const [theta, L, target] = ins;
-  const n = theta.length, g = new Float64Array(n), cb = new Float64Array(n), sb = new Float64Array(n);
+  const n = theta.length, g = new Float64Array(n);
+  const cb = new Float64Array(n), sb = new Float64Array(n);
   const one = new Float64Array(1);
   const hand = c.driver === "grad" ? () => handGrad(theta, L, target, g, cb, sb)
                                    : () => { one[0] = handF(theta, L, target); return one; };
   const emittedCall = () => prog(...ins);
   const a = emittedCall()[0], b = hand();
   let diff = 0, scale = 0;
-  for (let i = 0; i < b.length; i++) { diff = Math.max(diff, Math.abs(a[i] - b[i])); scale = Math.max(scale, Math.abs(b[i])); }
+  for (let i = 0; i < b.length; i++) {
+    diff = Math.max(diff, Math.abs(a[i] - b[i]));
+    scale = Math.max(scale, Math.abs(b[i]));
+  }
   const watches = { emitted: new T.Watch(emittedCall), hand: new T.Watch(hand) };
   const samples = { emitted: [], hand: [], bare: [] };
   for (const k of Object.keys(watches)) samples[k].push(watches[k].start().sample_s);
@@ -131,7 +135,8 @@ for (const c of cases) {
     samples.bare.push(bare());
   }
   rows.push({ n: c.n, driver: c.driver, diff: diff / Math.max(scale, 1e-300),
-              emitted: least(samples.emitted), hand: least(samples.hand), bare: least(samples.bare) });
+              emitted: least(samples.emitted), hand: least(samples.hand),
+              bare: least(samples.bare) });
 }
 console.log(JSON.stringify({ rows, version: process.version, sink: Number.isFinite(sink) }));
 """
@@ -199,8 +204,9 @@ def goals(records, sizes: list[int], have_tfjs: bool) -> None:
         print("  reverse(js) vs reverse(tfjs): not measured (backend 'tfjs' is not there yet)")
     late = [n for n in sizes if n >= 50 and rev.get(n) and at.get((G9, n))]
     faster = {n: compare(rev[n], at[(G9, n)]) == -1 for n in late}
+    noise = " (not beyond the noise)"
     words = ", ".join(f"n={n}: {at[(G9, n)].median_s / rev[n].median_s:.0f}x"
-                      f"{'' if faster[n] else ' (not beyond the noise)'}" for n in late)  # fmt: skip
+                      f"{'' if faster[n] else noise}" for n in late)  # fmt: skip
     print(f"  reverse(js) faster than G9 from n=50: {words}: {met(all(faster.values()))}")
 
 
@@ -211,8 +217,10 @@ def crossings(records, have_tfjs: bool) -> None:
     pair = {TFJS, G9}
     found = [c for c in significant(crossovers(records)) if {c.faster, c.slower} == pair]
     words = "; ".join(c.describe() for c in found) or "none"
-    print(f"  tf.grad overtaking G9 (significant crossovers): {words}: "
-          f"{met(len(found) == 1 and found[0].faster == TFJS)} (asker: n = 100-200)")
+    print(
+        f"  tf.grad overtaking G9 (significant crossovers): {words}: "
+        f"{met(len(found) == 1 and found[0].faster == TFJS)} (asker: n = 100-200)"
+    )
 
 
 def main() -> None:
@@ -236,15 +244,17 @@ def main() -> None:
         r0 = next(r for r in records if r.where)
         env = r0.env
         print(f"sweep {k + 1}: g9_graphics, ms per gradient, in {env['js_runtime']} "
-              f"{env['js_runtime_version']} (timer resolution {env['timer_resolution_s']:.1e} s; "
-              f"JS floor {ms(r0.floor_s)} ms); load {load:.1f} on {os.cpu_count()} cores")  # fmt: skip
+              f"{env['js_runtime_version']} (timer resolution "
+              f"{env['timer_resolution_s']:.1e} s; JS floor {ms(r0.floor_s)} ms); "
+              f"load {load:.1f} on {os.cpu_count()} cores")  # fmt: skip
         table(records, [m for m in modes if any(r.label == m for r in records)], sizes)
         goals(records, sizes, have_tfjs)
         crossings(records, have_tfjs)
         load = os.getloadavg()[0]
     rows, version = by_hand([n for n in (10, 100, 1000) if n in sizes] or sizes[:1])
-    print(f"\nEmitted vs by hand (Node {version}, us per call, the least of 31 repeats taken "
-          "in turn)")
+    print(
+        f"\nEmitted vs by hand (Node {version}, us per call, the least of 31 repeats taken in turn)"
+    )
     print(f"{'n':>6} {'program':>9} {'emitted':>9} {'by hand':>9} {'ratio':>7} {'goal':>5} "
           f"{'bare loop':>10} {'loop adds':>10} {'|diff|':>8}")  # fmt: skip
     for r in rows:
