@@ -20,9 +20,13 @@ than ``reverse(tfjs)`` at n = 10 and 100, ``reverse(js)`` faster than G9 from n 
 (beyond the noise), ``tf.grad`` overtaking G9's differences as one significant crossover
 per sweep, and the timing loop adding at most 10% to a bare loop.
 
-Chromium: ``--chromium`` would run the same series in the Lab's page (``where="browser"``,
-``adlab.lab.page_runner``). That needs a JupyterLab page attached to a kernel; a script
-has none, so here it says so and measures Node only.
+Chromium (``--chromium``, where ``chromium`` is on the PATH): the same programs, loaded
+and called with the very messages Python sent to Node (recorded), are replayed in a
+headless Chromium page that runs ``runtime.js`` and ``timing.js`` unchanged under the
+Lab page runner's stand-ins for Node (``adlab/lab/static/page_runner.js``'s ``boot``).
+The page is a file, so not cross-origin isolated: its clock ticks at 0.1 ms, as in
+JupyterLab. Its repeats are taken in turn, each series' median over 15 of them (not a
+sweep's interval stopping: the page has no Python beside it).
 
 Run: ``python benchmarks/js_frame.py [--sizes 1,10,50,100,200,500,1000] [--sweeps 1]``.
 On a loaded machine the figures swing: compare ratios from one run.
@@ -223,6 +227,134 @@ def crossings(records, have_tfjs: bool) -> None:
     )
 
 
+# --------------------------------------------------------------- Chromium
+class Recorder:
+    """Node, with every request kept: the messages a page replays."""
+
+    where = "node"
+
+    def __init__(self, inner) -> None:
+        self.inner, self.sent = inner, []
+
+    generation = property(lambda self: self.inner.generation)
+    version = property(lambda self: self.inner.version)
+
+    def request(self, msg: dict, timeout: float = 300.0) -> dict:
+        self.sent.append(msg)
+        return self.inner.request(msg, timeout)
+
+    def ensure(self) -> int:
+        return self.inner.ensure()
+
+    def forget(self, generation: int, program: int) -> None:
+        self.inner.forget(generation, program)
+
+
+PAGE = """<!doctype html><html><body><pre id="out">not run</pre><script>
+%(runner)s
+const payload = %(payload)s;
+const answers = [];
+let rt = null;
+// runtime.js answers each line before it returns (no TF.js promise here)
+const ask = (msg) => {
+  rt.line(JSON.stringify({ ...msg, seq: 1 }));
+  return JSON.parse(answers.pop());
+};
+try {
+  rt = boot(payload.modules, "runtime", (line) => answers.push(line));
+  for (const msg of payload.replay) ask(msg);
+  const out = { describe: ask({ op: "describe" }), sizes: {} };
+  for (const [n, ids] of Object.entries(payload.sizes)) {
+    const got = {};
+    for (const [label, id] of Object.entries(ids)) {
+      const s = ask({ op: "time_start", id, target_s: 0.002, budget_s: 1.0 });
+      got[label] = s.error ? { error: s.error } : { first_s: s.first_s, samples: [s.sample_s] };
+    }
+    for (let r = 0; r < 14; r++) {
+      for (const [label, id] of Object.entries(ids)) {
+        if (got[label].error) continue;
+        got[label].samples.push(...ask({ op: "time_repeats", id, k: 1 }).samples_s);
+      }
+    }
+    out.sizes[n] = got;
+  }
+  document.getElementById("out").textContent = JSON.stringify(out);
+} catch (err) {
+  document.getElementById("out").textContent = JSON.stringify({ error: String(err.stack || err) });
+}
+</script></body></html>
+"""
+
+
+def in_chromium(sizes: list[int], modes: list[str]) -> dict | str:
+    """The series' programs replayed and timed in headless Chromium; or why not."""
+    import html
+    import re
+    import shutil
+
+    import adlab
+    from adlab.engine.backends.js.node import node
+    from adlab.engine.backends.js.transport import running_in
+    from adlab.measure.series import parse_variant
+
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        return "no chromium on the PATH"
+    runner = resources.files("adlab.lab").joinpath("static/page_runner.js").read_text()
+    if "function boot(" not in runner:
+        return "the page runner has no boot() to host the runtime"
+    runner = runner[: runner.index("export default")]  # a classic script: no module
+    folder = resources.files("adlab.engine.backends.js")
+    modules = {Path(f.name).stem: f.read_text() for f in folder.iterdir() if f.name.endswith(".js")}
+    m = load_model("g9_graphics")
+    rec = Recorder(node())
+    keep, ids = [], {}
+    with running_in(rec):
+        for n in sizes:
+            args = m.setup(n)
+            for label in ["primal(js)", *modes]:
+                v = parse_variant(label)
+                if v.backend != "js":
+                    continue
+                p = adlab.prepare(m, *args, mode=v.mode, scheme=v.scheme or "central",
+                                  backend="js")  # fmt: skip
+                p(*p.inputs)
+                keep.append(p)  # alive: its program stays loaded until the replay is sent
+                ids.setdefault(str(n), {})[label] = p.timer.fn.last.id
+    replay = [{k: v for k, v in msg.items() if k != "seq"} for msg in rec.sent
+              if msg.get("op") in ("load", "call")]  # fmt: skip
+    payload = {"modules": modules, "replay": replay, "sizes": ids}
+    page = PAGE % {"runner": runner, "payload": json.dumps(payload).replace("</", "<\\/")}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "frame.html")
+        path.write_text(page)
+        done = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
+                               "--dump-dom", path.as_uri()], capture_output=True, text=True,
+                              timeout=900)  # fmt: skip
+    found = re.search(r'<pre id="out">(.*?)</pre>', done.stdout, re.S)
+    if not found:
+        return f"chromium gave no result: {done.stderr.strip()[-500:]}"
+    out = json.loads(html.unescape(found.group(1)))
+    return out.get("error") or out
+
+
+def chromium_table(out: dict, labels: list[str]) -> None:
+    d = out["describe"]
+    print(f"\nIn Chromium ({d['runtime_version']}; timer resolution "
+          f"{d['timer_resolution_s']:.1e} s, cross-origin isolated: "
+          f"{d['cross_origin_isolated']}), ms per gradient, median of 15 repeats "
+          "in turn")  # fmt: skip
+    labels = [lab for lab in labels if lab in next(iter(out["sizes"].values()))]
+    print(f"{'n':>5} " + " ".join(f"{lab:>21}" for lab in labels))
+    for n, got in out["sizes"].items():
+        cells = []
+        for lab in labels:
+            g = got[lab]
+            cell = "error" if "error" in g else ms(float(np.median(g["samples"])))
+            cells.append(f"{cell:>21}")
+        print(f"{n:>5} " + " ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
@@ -235,9 +367,6 @@ def main() -> None:
     if not have_tfjs:
         print("reverse(tfjs) and reverse(tfjs,wasm): left out, backend 'tfjs' is not in "
               "adlab's BACKENDS yet\n")  # fmt: skip
-    if a.chromium:
-        print("Chromium: the page's series need the Lab's page attached to a kernel "
-              "(adlab.lab.page_runner); a script has none, so Node only\n")  # fmt: skip
     load = os.getloadavg()[0]
     for k in range(a.sweeps):
         records = list(bench("g9_graphics", sizes, modes, warn=False))
@@ -251,6 +380,12 @@ def main() -> None:
         goals(records, sizes, have_tfjs)
         crossings(records, have_tfjs)
         load = os.getloadavg()[0]
+    if a.chromium:
+        out = in_chromium(sizes, modes)
+        if isinstance(out, str):
+            print(f"\nChromium: not measured: {out}")
+        else:
+            chromium_table(out, ["primal(js)", *modes])
     rows, version = by_hand([n for n in (10, 100, 1000) if n in sizes] or sizes[:1])
     print(
         f"\nEmitted vs by hand (Node {version}, us per call, the least of 31 repeats taken in turn)"
