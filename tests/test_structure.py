@@ -15,6 +15,9 @@ import adlab
 PACKAGE = Path(adlab.__file__).parent
 EXEMPT = ("adlab._vocab", "adlab._format")
 MAX_FLAT_IN_ENGINE = 8
+#: modules outside engine/backends/ that spell a framework's name in code: adlab._vocab's
+#: ``Backend`` Literal alone (everything else reads ``adlab.engine.backends.FACTS``)
+MAX_SPELLING_A_FRAMEWORK = 40
 
 
 def _module(path: Path) -> str:
@@ -171,3 +174,49 @@ def test_the_check_sees_a_private_attribute_read(tmp_path, monkeypatch):
         "adlab.derivative:2 reads p._first, private to adlab.prepared",
         "adlab.derivative:2 reads p._kept, private to adlab.prepared",
     ]
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}  # fmt: skip
+
+
+def framework_spellers() -> dict[str, list[str]]:
+    """Modules outside engine/backends/ with a framework's name as a string in code (not in a
+    docstring): module -> "line: name" of each."""
+    from adlab._vocab import BACKENDS
+    from adlab.engine.backends import FACTS
+
+    names = set(FACTS) | set(BACKENDS)
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[:2] == ("engine", "backends"):
+            continue
+        tree = ast.parse(path.read_text())
+        skip = _docstrings(tree)
+        hits = [f"{node.lineno}: {node.value}" for node in ast.walk(tree)
+                if isinstance(node, ast.Constant) and node.value in names and id(node) not in skip]
+        if hits:
+            found[_module(path)] = hits
+    return found
+
+
+def test_few_modules_outside_the_backends_spell_a_framework():
+    found = framework_spellers()
+    assert len(found) <= MAX_SPELLING_A_FRAMEWORK, (
+        "read the framework's entry in adlab.engine.backends.FACTS (or DEFAULT, REFERENCE, "
+        "BASELINE) instead:\n" + "\n".join(f"{m}: {hits}" for m, hits in found.items()))
+
+
+def test_the_check_sees_a_framework_spelled(tmp_path, monkeypatch):
+    # the check itself can fail: "torch" as a value counts, in a docstring it does not
+    pkg = tmp_path / "adlab"
+    (pkg / "engine" / "backends").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "backends" / "torch.py").write_text("NAME = 'torch'\n")
+    (pkg / "docs.py").write_text('"""torch"""\n\ndef f():\n    """jax"""\n')
+    (pkg / "plots.py").write_text("LOOKS = {'torch': 1}\nif x == 'numpy': pass\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
+    assert framework_spellers() == {"adlab.plots": ["1: torch", "2: numpy"]}

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._vocab import SCHEMES, StepRecord
 from ..catalog import resolve_model
+from ..engine.backends import REFERENCE
 from ..engine.derivative import prepare
 from ..engine.model.args import wrt_indices
 from ..engine.model.precision import dtype_of, precision_scope
@@ -136,8 +137,8 @@ def _at_steps(
     def at(h, a):
         values, estimates = [], []
         for i in wrt_indices(p.wrt):  # each argument gets its own steps, scaled to its own |x|
-            spec = Spec(f=model.function("jax"), args=cast, wrt=i, out_shape=p.out_shape,
-                        scheme=scheme, step=None, dtype=dtype, backend="jax")  # fmt: skip
+            spec = Spec(f=model.function(REFERENCE), args=cast, wrt=i, out_shape=p.out_shape,
+                        scheme=scheme, step=None, dtype=dtype, backend=REFERENCE)  # fmt: skip
             value, estimate = stepping.at_step(spec, i, h, a)
             values.append(value)
             estimates.append(estimate)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.backends import BASELINE
 from ..engine.model.source import Model
 
 Input = Mapping[str, Any]
@@ -31,7 +32,7 @@ def ht_arguments(input: Input, model: Model) -> tuple:
         )
     data, hand = input["data"], input["data"]["model"]
     parents = tuple(int(p) for p in hand["parents"])
-    skeleton = model.function("numpy").__globals__["PARENTS"]
+    skeleton = model.function(BASELINE).__globals__["PARENTS"]
     if parents != skeleton:
         raise ValueError(
             f"the ht model is written for ADBench's 22-bone hand, parents {list(skeleton)}; "

@@ -13,6 +13,7 @@ import ast
 from typing import Any
 
 from .._vocab import BACKENDS, PRECISIONS
+from ..engine.backends import DEFAULT
 
 
 def setting(text: str) -> tuple[str, Any]:
@@ -65,4 +66,4 @@ def add_backend_argument(
     p: argparse.ArgumentParser, help_text: str, choices: tuple[str, ...] = BACKENDS
 ) -> None:
     """``--backend``: one of ``choices``, default jax."""
-    p.add_argument("--backend", default="jax", choices=list(choices), help=help_text)
+    p.add_argument("--backend", default=DEFAULT, choices=list(choices), help=help_text)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from .._format import seconds
 from .._vocab import SCHEMES
+from ..engine.backends import KNOWN
 from ..measure.profile import CALLS, OpCost, Profile, profile
 from ._args import add_backend_argument, add_model_arguments
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def format_profile(prof: Profile, top: int = 15, factor: float = 2.0) -> str:
     """The primal's operations beside the derivative's, then the slow ones, as text."""
     label = prof.mode + (f"[{prof.scheme}]" if prof.scheme else "")
-    words = _WORDS[prof.backend]
+    words = _WORDS[KNOWN[prof.backend].profiler]
     lines = [
         f"{prof.model}, n={prof.n}, {label}, {prof.precision}, {words['where']}: "
         f"{prof.calls} profiled calls, {words['times']}",
@@ -96,16 +97,16 @@ def format_profile(prof: Profile, top: int = 15, factor: float = 2.0) -> str:
     return "\n".join(lines)
 
 
-#: what the text says of each backend's profile
+#: what the text says of a profile, by how it was read (a framework's ``profiler``)
 _WORDS = {
-    "jax": {"where": "JAX on the CPU", "times": "operations' times averaged over the typical ones",
+    "xla": {"where": "JAX on the CPU", "times": "operations' times averaged over the typical ones",
             "counter": "XLA flops",
             "flops": "flops: XLA's count (tanh, exp ... are transcendentals, not counted)"},
-    "torch": {"where": "PyTorch eager on the CPU",
-              "times": "operations' self CPU times averaged over them",
-              "counter": "FlopCounterMode's flops",
-              "flops": "flops: FlopCounterMode's count, matrix products only ('-': an "
-                       "operation not counted, such as tanh)"},
+    "torch.profiler": {"where": "PyTorch eager on the CPU",
+                       "times": "operations' self CPU times averaged over them",
+                       "counter": "FlopCounterMode's flops",
+                       "flops": "flops: FlopCounterMode's count, matrix products only ('-': "
+                                "an operation not counted, such as tanh)"},
 }  # fmt: skip
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .._vocab import BACKENDS, MODES, SCHEMES
+from ..engine.backends import DEFAULT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", required=True, choices=MODES, help="how derivatives are taken")
     p.add_argument("--scheme", default="central", choices=SCHEMES,
                    help="finite differences' scheme, --mode numeric (default central)")  # fmt: skip
-    p.add_argument("--backend", default="jax", choices=BACKENDS, help="framework (default jax)")
+    p.add_argument("--backend", default=DEFAULT, choices=BACKENDS,
+                   help=f"framework (default {DEFAULT})")  # fmt: skip
     jit = p.add_mutually_exclusive_group()
     jit.add_argument("--jit", dest="jit", action="store_true", default=None,
                      help="compile with the framework's compiler")  # fmt: skip

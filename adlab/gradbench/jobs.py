@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..catalog.gradbench import newton_direction
-from ..engine.backends import get_backend
+from ..engine.backends import DEFAULT, KNOWN, REFERENCE, get_backend
 from ..engine.derivative import prepare
 from ..engine.model.args import backend_inputs, wrt_indices
 from ..engine.model.source import Model
@@ -55,7 +55,7 @@ class Options:
 
     mode: str
     scheme: str = "central"
-    backend: str = "jax"
+    backend: str = DEFAULT
     jit: bool | None = None
     precision: str = "float64"
 
@@ -104,7 +104,7 @@ class Job:
         self._to_numpy = get_backend(o.backend).to_numpy
         # an empty cluster's 0 / 0 is NaN, as in JAX or C++, without NumPy's warning
         # where NumPy divides (on the host, or autograd's program); JAX's never warns
-        self._quiet = kind == "dir" and (o.backend != "jax" or len(self._parts) > 1)
+        self._quiet = kind == "dir" and (o.backend != REFERENCE or len(self._parts) > 1)
         self._arm()
 
     @staticmethod
@@ -114,7 +114,7 @@ class Job:
         common = dict(backend=o.backend, jit=o.jit, precision=o.precision)
         if kind == "primal":
             return [(lambda *a: prepare(model, *a, mode="primal", **common), same)]
-        if kind == "sparse" and o.mode in ("forward", "reverse") and o.backend == "jax":
+        if kind == "sparse" and o.mode in ("forward", "reverse") and KNOWN[o.backend].sparse:
             # the pattern read from f's program, one pass per color (adlab.engine.sparse)
             return [(lambda *a: prepare(model, *a, mode=o.mode, sparse=True, **common), same)]
         if kind in ("gradient", "sparse"):  # sparse: dense where the mode has no sparse form

@@ -64,16 +64,6 @@ _SPARSE_TIPS = (
     "colored: one pass per color (JAX)",
     "each of forward, reverse and Hessian both ways: dense beside sparse",
 )
-_FRAMEWORK_TIPS = {
-    "jax": "JAX: traced, compiled by XLA (jax.jit)",
-    "numpy": "plain NumPy: no AD, so finite differences and complex step only; "
-    "the framework-free baseline",
-    "torch": "PyTorch: a tape, run eagerly (torch.autograd.grad); jit: torch.compile",
-    "tensorflow": "TensorFlow: tf.GradientTape, eager; jit: tf.function(jit_compile=True)",
-    "autograd": "HIPS autograd: a tape over NumPy, with no compiler",
-    "js": "plain JavaScript on Float64Array, emitted from JAX's programs and run in Node; "
-    "timed from Python for now, so its times include the pipe to Node (about 0.1 ms)",
-}
 #: the jit choice: its buttons' text -> the ``jit`` trait's value
 JIT_CHOICES = {"as usual": None, "jit": True, "eager": False}
 _JIT_TIPS = (
@@ -148,7 +138,8 @@ def framework_box(name: str, ticked: bool) -> w.Checkbox:
     label = KNOWN[name].label
     if installed(name):
         return w.Checkbox(value=ticked, description=label, indent=False,
-                          tooltip=_FRAMEWORK_TIPS[name], layout=w.Layout(width="auto"))  # fmt: skip
+                          tooltip=KNOWN[name].description,
+                          layout=w.Layout(width="auto"))  # fmt: skip
     command = pip_command(name)
     return w.Checkbox(value=False, description=f"{label} ({command})", indent=False,
                       disabled=True, tooltip=f"{label} is not installed here: {command}",

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..catalog import list_models, source_of
+from ..engine.backends import BASELINE
 from ..engine.model.source import Model, is_model_source
 
 
@@ -58,4 +59,4 @@ def _smoke_check(model: Model) -> None:
         warnings.simplefilter("ignore")
         args = model.setup(2)
         with model.errors("f at n=2 (a NumPy check of the edit)"):
-            model.function("numpy")(*args)
+            model.function(BASELINE)(*args)

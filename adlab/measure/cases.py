@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._vocab import Record
+from ..engine.backends import BASELINE
 from .series import Series
 from .sweep import Sweep, bench
 
@@ -68,7 +69,7 @@ CASES: dict[str, Case] = {
             sizes=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
             quick_sizes=(1, 10, 100),
             modes=(
-                Series("numeric", scheme="central", backend="numpy", label="numpy FD (as G9.js)"),
+                Series("numeric", scheme="central", backend=BASELINE, label="numpy FD (as G9.js)"),
                 Series("numeric", scheme="central", label="jax FD (jit)"),
                 Series("reverse", label="reverse (jit)"),
                 Series("reverse", jit=False, label="reverse (eager, as tf.grads)"),

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..catalog import resolve_model
+from ..engine.backends import REFERENCE
 from ..engine.model.precision import precision_scope
 from ..engine.model.source import Model
 from ..engine.sparsity.coloring import color_columns, color_rows, star_color
@@ -58,11 +59,11 @@ def coloring_rows(model: str | Model, sizes: Iterable[int], kind: str = "jacobia
         args = m.setup(n, seed)
         with precision_scope("float64"):
             detect = hessian_pattern if kind == "hessian" else jacobian_pattern
-            pattern = detect(m.function("jax"), args, i).pattern
+            pattern = detect(m.function(REFERENCE), args, i).pattern
             if kind == "hessian":
                 first, second = star_color(pattern), color_columns(pattern)
             else:
-                through, own = front_rows(m.function("jax"), args, i, pattern)
+                through, own = front_rows(m.function(REFERENCE), args, i, pattern)
                 first = color_columns(pattern)
                 second = through.coloring if through else own or color_rows(pattern)
         out.append(ColoringRow(m.name, n, kind, int(pattern.nnz), tuple(pattern.shape),

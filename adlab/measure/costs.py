@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..catalog import resolve_model
+from ..engine.backends import DEFAULT, REFERENCE
 from ..engine.derivative import prepare
 from ..engine.model.source import Model
 from .preparing import prepare_series
@@ -68,7 +69,7 @@ def xla_costs(
     m = resolve_model(model)
     variants = [parse_variant(s) for s in modes]
     for v in variants:
-        if (v.backend or "jax") != "jax" or v.jit is False:  # NumPy, PyTorch, TF, autograd
+        if (v.backend or DEFAULT) != REFERENCE or v.jit is False:  # NumPy, PyTorch, TF, autograd
             raise ValueError(f"{v.mode!r}: XLA analyses compiled JAX programs only (jit, jax)")
     out = []
     for n in sorted({int(s) for s in sizes}):
@@ -76,7 +77,7 @@ def xla_costs(
         primal = prepare(m, *point, mode="primal", precision=precision).cost() or {}
         pflops = primal.get("flops", math.nan)
         for spec, v in zip(modes, variants, strict=True):
-            resolved = v.resolve(jit=True, precision=precision, backend="jax", scheme="central")
+            resolved = v.resolve(jit=True, precision=precision, backend=REFERENCE, scheme="central")
             p = prepare_series(m, point, resolved)  # second order and sparse too
             cost = p.cost() or {}
             flops = cost.get("flops", math.nan)

@@ -41,9 +41,9 @@ def _static() -> dict[str, Any]:
     dev = jax.devices()[0]
     return {
         "adlab": version("adlab"),
-        "jax": jax.__version__,
+        jax.__name__: jax.__version__,
         "jaxlib": _jaxlib_version(),
-        "numpy": np.__version__,
+        np.__name__: np.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "device": _device_name(dev),

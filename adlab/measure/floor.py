@@ -24,6 +24,7 @@ import numpy as np
 
 from .._format import ratio
 from .._vocab import Record, Timing
+from ..engine.backends import DEFAULT, KNOWN, REFERENCE
 from .timing import SPREAD_LIMIT, TARGET_S, Stopwatch, interleave, time_call
 
 #: the floor's spread (IQR / median over its repeats) above which the machine is
@@ -57,7 +58,7 @@ def f(x):
 
 
 @functools.cache
-def floor_call(precision: str = "float64", handed_over: bool = False, backend: str = "jax",
+def floor_call(precision: str = "float64", handed_over: bool = False, backend: str = DEFAULT,
                device: str | None = None) -> Any:  # fmt: skip
     """The prepared trivial call (compiled once per process); call it on its ``inputs``.
 
@@ -83,7 +84,7 @@ def floor_call(precision: str = "float64", handed_over: bool = False, backend: s
     else:
         model = Model.from_source(_FLOOR_SOURCE.format(f="x + 1.0"), name="floor")
         shape = ()
-    if backend != "jax":  # prepare converts it for the framework (TF.js: on its device)
+    if backend != REFERENCE:  # prepare converts it for the framework (TF.js: on its device)
         return prepare(model, np.zeros(shape, dtype_of(precision)), mode="primal",
                        precision=precision, backend=backend, device=device)  # fmt: skip
     with precision_scope(precision):
@@ -96,7 +97,7 @@ def floor_watch(
     handed_over: bool = False,
     *,
     target_s: float = TARGET_S,
-    backend: str = "jax",
+    backend: str = DEFAULT,
     device: str | None = None,
 ) -> Stopwatch:
     """A started ``Stopwatch`` on the floor, to interleave with other callables."""
@@ -109,7 +110,7 @@ def floor_watch(
 
 
 def dispatch_floor(
-    precision: str = "float64", target_s: float = TARGET_S, backend: str = "jax"
+    precision: str = "float64", target_s: float = TARGET_S, backend: str = DEFAULT
 ) -> float | None:
     """Median seconds of a trivial call (x + 1 on a scalar) through adlab's call path:
     jitted on JAX, as its users run it on the other frameworks (``backend``).
@@ -163,11 +164,9 @@ def floor_kind(backend: str | None) -> str:
     600 us for an eager TensorFlow one on this CPU, so one floor for all would read
     TensorFlow's overhead as arithmetic, or PyTorch's arithmetic as overhead.
     """
-    from ..engine.backends import KNOWN
-
-    known = KNOWN[backend or "jax"]
-    if known.label == "NumPy":
-        return "NumPy"
+    known = KNOWN[backend or DEFAULT]
+    if not known.has_ad:  # the baseline: x + 1 in NumPy is all it runs
+        return known.label
     if known.executable is not None:  # js: timed inside Node (timing.js), no pipe timed
         return f"{known.label} (in {known.executable}, timed inside it)"
     # x + 1 needs no tape: a framework without a compiler runs it in plain NumPy

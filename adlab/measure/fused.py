@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from ..catalog import resolve_model
+from ..engine.backends import BASELINE, REFERENCE
 from ..engine.derivative import cast_args, prepare
 from ..engine.model.precision import dtype_of, precision_scope
 from ..engine.model.source import Model
@@ -98,7 +99,7 @@ def fused_descent(
         raise ValueError(f"fused_descent needs one argument to descend on, got wrt={m.wrt!r}")
     wrt = m.wrt
     point = cast_args(tuple(m.setup(n, seed)), dtype_of(precision), (wrt,))
-    f = m.function("jax")
+    f = m.function(REFERENCE)
     grad = jax.grad(f, argnums=wrt)
 
     def step(*a: Any) -> Any:
@@ -110,7 +111,7 @@ def fused_descent(
     def fused(*a: Any) -> Any:
         return jax.lax.fori_loop(0, steps, lambda _, x: step(*put(a, x)), a[wrt])
 
-    fd = prepare(m, *point, mode="numeric", scheme="central", backend="numpy",
+    fd = prepare(m, *point, mode="numeric", scheme="central", backend=BASELINE,
                  precision=precision)  # fmt: skip
 
     def numpy_fd(*a: Any) -> Any:

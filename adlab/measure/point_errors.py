@@ -24,6 +24,7 @@ from ..accuracy.reference import (
     normwise_relative_error,
     reference,
 )
+from ..engine.backends import REFERENCE
 from ..engine.compare import tolerance, verdict
 from ..engine.model.args import wrt_indices
 from ..engine.model.source import Model
@@ -79,9 +80,9 @@ class References:
             kind = "checked" if inputs <= CHECK_MAX_INPUTS else "reverse"
 
         def derive(route: str) -> Any:  # a mode, or a second derivative's composition
-            series = (Series(what, scheme=route, jit=True, precision="float64", backend="jax")
+            series = (Series(what, scheme=route, jit=True, precision="float64", backend=REFERENCE)
                       if what in SECOND else
-                      Series(route, jit=True, precision="float64", backend="jax"))  # fmt: skip
+                      Series(route, jit=True, precision="float64", backend=REFERENCE))  # fmt: skip
             p, _ = self._prepare(m, point, series)
             return jax.tree_util.tree_map(np.asarray, p(*p.inputs))
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._format import seconds
-from ..engine.backends import get_backend
+from ..engine.backends import REFERENCE, get_backend
 from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model.source import Model
 from ..engine.second import prepare_hessian, prepare_hvp
@@ -128,7 +128,7 @@ class Preparing:
         caveats come only as a warning (second order, sparse): the warnings module's
         record of them is not per thread.
         """
-        pooled = [p for p in points if p.v.backend == "jax" and p.v.jit
+        pooled = [p for p in points if p.v.backend == REFERENCE and p.v.jit
                   and p.base["order"] == 1 and not p.v.sparse]  # fmt: skip
         for p in points:
             if p not in pooled:
@@ -156,7 +156,7 @@ class Preparing:
             # XLA's analysis reads the compiled program; PyTorch counts by running it,
             # so its count waits until after the timing (Point.counted)
             pt.prepared, pt.notes = p, list(notes)
-            pt.cost = p.cost() if v.backend == "jax" else None
+            pt.cost = p.cost() if v.backend == REFERENCE else None
             if pt.cost:
                 pt.dispatch = dispatch(finite(pt.cost["flops"]), pt.base["env"])
             colors, nnz = getattr(p, "colors", None), getattr(p, "nnz", None)  # sparse only

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..catalog import resolve_model
+from ..engine.backends import DEFAULT, KNOWN, with_fact
 from ..engine.derivative import prepare
 from ..engine.model.source import Model, normalize_wrt
 from .hlo_ops import HloOp, hlo_ops
@@ -142,7 +143,7 @@ def profile(
     model: str | Model,
     n: int,
     mode: str = "reverse",
-    backend: str = "jax",
+    backend: str = DEFAULT,
     *,
     scheme: str = "central",
     precision: str = "float64",
@@ -169,8 +170,8 @@ def profile(
     """
     import jax
 
-    _check(backend, jit)
-    if backend == "jax" and jax.default_backend() != "cpu":
+    profiler = _check(backend, jit)
+    if profiler == "xla" and jax.default_backend() != "cpu":
         raise ValueError(
             f"profile reads the CPU runtime's trace; JAX runs on {jax.default_backend()!r} "
             "here (set JAX_PLATFORMS=cpu to profile on the CPU)"
@@ -189,7 +190,7 @@ def profile(
         # (traced right after compiling, the first calls ran 10-50% slower). p.inputs:
         # cast and on the device, so the calls run the program p.compiled is.
         timed[which] = time_call(p, p.inputs).median_s
-        if backend == "torch":
+        if profiler == "torch.profiler":
             from .profile_torch import torch_ops
 
             ops[which] = torch_ops(p, p.inputs, calls)
@@ -202,28 +203,29 @@ def profile(
     )  # fmt: skip
 
 
-def _check(backend: str, jit: bool | None) -> None:
-    """Refuse what cannot be profiled, saying what can."""
-    if backend not in ("jax", "torch"):
-        why = {
-            "numpy": "a NumPy program has no operations a profiler names",
-            "autograd": "autograd runs NumPy, whose operations no profiler names",
-            "tensorflow": "adlab does not read TensorFlow's profiler yet",
-        }.get(backend, f"{backend!r} is not a backend adlab has")
+def _check(backend: str, jit: bool | None) -> str:
+    """How ``backend`` is profiled (its entry's ``profiler``); refuse what cannot be, saying
+    what can."""
+    known = KNOWN.get(backend)
+    if known is None or known.profiler is None:
+        why = known.profile_refusal if known else f"{backend!r} is not a backend adlab has"
+        can = with_fact("profiler")
         raise ValueError(
-            f"profiling is for JAX and PyTorch (backend={backend!r}): {why}; use "
-            "backend='jax' or backend='torch'"
+            f"profiling is for {' and '.join(KNOWN[c].label for c in can)} "
+            f"(backend={backend!r}): {why}; use {' or '.join(f'backend={c!r}' for c in can)}"
         )
-    if backend == "jax" and jit is False:
+    if known.profiler == "xla" and jit is False:
         raise ValueError(
-            "profile needs jit=True on JAX: it lists the operations of XLA's compiled "
-            "program, which an eager run does not have"
+            f"profile needs jit=True on {known.label}: it lists the operations of XLA's "
+            "compiled program, which an eager run does not have"
         )
-    if backend == "torch" and jit:
+    if known.profiler == "torch.profiler" and jit:
         raise ValueError(
-            "profile runs PyTorch eagerly (jit=False): torch.profiler names PyTorch's own "
-            "operations, which torch.compile's kernels replace; leave jit unset"
+            f"profile runs {known.label} eagerly (jit=False): torch.profiler names "
+            f"{known.label}'s own operations, which {known.compiler}'s kernels replace; "
+            "leave jit unset"
         )
+    return known.profiler
 
 
 def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp], calls: int) -> list[OpCost]:

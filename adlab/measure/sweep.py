@@ -32,7 +32,7 @@ from typing import Any
 from .._format import seconds
 from .._vocab import Record, Timing
 from ..catalog import resolve_model
-from ..engine.backends import get_backend
+from ..engine.backends import DEFAULT, REFERENCE, get_backend
 from ..engine.backends.inner_grad import inner_note
 from ..engine.model.source import Model
 from ..engine.modes import get_rule
@@ -100,7 +100,7 @@ def bench(
     scheme: str = "central",
     jit: bool | None = None,
     precision: str = "float64",
-    backend: str = "jax",
+    backend: str = DEFAULT,
     budget_s: float = BUDGET_S,
     repeats: int = REPEATS,
     target_s: float = TARGET_S,
@@ -203,7 +203,7 @@ class _Run:
         self._noise_alone: float | None = None
         self.id = uuid.uuid4().hex[:12]  # env["sweep"]: which records were measured together
 
-    def env(self, precision: str, backend: str = "jax",
+    def env(self, precision: str, backend: str = DEFAULT,
             device: str | None = None) -> dict[str, Any]:  # fmt: skip
         """The records' environment: JAX's and the machine's, and the framework that ran
         them (a JavaScript runtime's version, its timer's resolution: ``impl["env"]``)."""
@@ -235,7 +235,7 @@ class _Run:
         sweeps at 2 ms, alone 2-19%; by that spread only, 3 of the 14 called it noisy.
         """
         precision = self.series[0][2].precision if self.series else "float64"
-        watch = floors.get((precision, False, "jax", None))
+        watch = floors.get((precision, False, REFERENCE, None))
         self._noise = machine_noise(precision, self.target_s, watch=watch)
         alone = self._noise
         if watch is not None and self._noise > NOISE_LIMIT:
@@ -277,7 +277,7 @@ class _Run:
         # the floors beside them: each framework's trivial call, and JAX's hand-off to
         # a worker thread
         wanted = [(p.v.precision, False, p.v.backend, p.v.device) for p in points if live]
-        wanted += [(p.v.precision, True, "jax", None) for p in live if p.dispatch == "async"]
+        wanted += [(p.v.precision, True, REFERENCE, None) for p in live if p.dispatch == "async"]
         floors = {key: floor_watch(key[0], key[1], target_s=self.target_s, backend=key[2],
                                    device=key[3])
                   for key in dict.fromkeys(wanted)}  # fmt: skip

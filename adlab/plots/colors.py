@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from bokeh.palettes import Category10_10
 
+from ..engine.backends import DEFAULT, FACTS
 from ..measure.series import Series, parse_variant
 
 _MODE_COLORS = {
@@ -24,12 +25,7 @@ _MODE_COLORS = {
 }
 #: one marker and one line dash per framework: with the mode's color they name a series
 FRAMEWORK_LOOKS: dict[str, tuple[str, str]] = {
-    "jax": ("circle", "solid"),
-    "numpy": ("square", "dashed"),
-    "torch": ("triangle", "dotdash"),
-    "tensorflow": ("inverted_triangle", "dashdot"),
-    "autograd": ("hex", "dotted"),
-    "js": ("diamond", "dashed"),
+    name: (f.marker, f.dash) for name, f in FACTS.items()
 }
 #: the step-size curves, one per scheme (complex step as in the series)
 STEP_COLORS = {
@@ -59,12 +55,12 @@ def mode_color(label: str) -> str | None:
 def framework_of(label: str) -> str:
     """The framework a label names ("reverse(torch)": "torch"); JAX when it names none."""
     v = _series(label)
-    return (v.backend if v is not None else None) or "jax"
+    return (v.backend if v is not None else None) or DEFAULT
 
 
 def framework_look(framework: str | None) -> tuple[str, str]:
     """(marker, line dash) of a framework's series; JAX's for one it does not know."""
-    return FRAMEWORK_LOOKS.get(framework or "jax", FRAMEWORK_LOOKS["jax"])
+    return FRAMEWORK_LOOKS.get(framework or DEFAULT, FRAMEWORK_LOOKS[DEFAULT])
 
 
 def series_color(label: str, index: int) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from .._format import error_text, jsonable, seconds
 from .._vocab import Record
+from ..engine.backends import always_installed
 from ..engine.model.userline import without_where
 from ..measure import stream as _stream
 from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
@@ -174,11 +175,11 @@ def describe_environment(records: Sequence[Record]) -> str:
     cpu = env.get("cpu")
     cpus = env.get("cpus_usable", env.get("cpu_count"))
     where = f"{device} ({cpu}, {cpus} CPUs)" if cpu else str(device)
-    versions = ", ".join(f"{k} {env[k]}" for k in ("adlab", "jax", "numpy") if k in env)
+    versions = ", ".join(f"{k} {env[k]}" for k in ("adlab", *always_installed()) if k in env)
     others = {(r.env or {}).get("framework"): (r.env or {}).get("framework_version")
               for r in records}  # fmt: skip
     versions += "".join(f", {name} {version}" for name, version in others.items()
-                        if name not in (None, "jax", "numpy") and version)  # fmt: skip
+                        if name not in (None, *always_installed()) and version)  # fmt: skip
     flags = f", XLA_FLAGS={env['xla_flags']!r}" if env.get("xla_flags") else ""
     inline = (
         " | every program inline (no async dispatch)"

@@ -20,23 +20,12 @@ from .._format import error_text, seconds
 from .._vocab import FRAME_S, Record
 from ..accuracy.reference import max_relative_error, reference
 from ..catalog import resolve_model
-from ..engine.backends import KNOWN, get_backend, installed, pip_command
+from ..engine.backends import DEFAULT, KNOWN, get_backend, installed, pip_command
 from ..engine.derivative import derivative, prepare
 from ..engine.model.source import Model
 from ..measure import Series, parse_variant
 from ..report.table import Table
 
-#: how each framework runs a derivative, by (backend, jit)
-_HOW = {
-    ("jax", True): "tracing, XLA (jax.jit)",
-    ("jax", False): "JAX eager, op by op",
-    ("torch", False): "tape, eager",
-    ("torch", True): "torch.compile",
-    ("tensorflow", False): "GradientTape, eager",
-    ("tensorflow", True): "tf.function, XLA",
-    ("autograd", False): "tape over NumPy",
-    ("numpy", False): "plain NumPy",
-}
 #: Question 3's gist (Julia, microseconds per gradient of sum log N(y_i | theta_i, s))
 JULIA_GIST = {
     10: {"f": 0.11, "ForwardDiff": 0.74, "ReverseDiff": 1.0, "Zygote": 2.1, "Tracker": 14.0,
@@ -54,7 +43,9 @@ _JULIA_HOW = (
 
 def how(backend: str, jit: bool) -> str:
     """How a framework ran a derivative, in a few words ("tape, eager", "torch.compile")."""
-    return _HOW.get((backend, bool(jit)), f"{backend}{' (jit)' if jit else ''}")
+    known = KNOWN.get(backend)
+    words = known.how(bool(jit)) if known is not None else None
+    return words or f"{backend}{' (jit)' if jit else ''}"
 
 
 def _us(s: float | None) -> str:
@@ -80,7 +71,7 @@ def available(variants: Sequence[str | Series]) -> list[str | Series]:
     keep, missing = [], {}
     for spec in variants:
         v = parse_variant(spec)
-        backend = v.backend or "jax"
+        backend = v.backend or DEFAULT
         if installed(backend):
             keep.append(spec)
         else:
@@ -144,7 +135,7 @@ def gist_table(records: Iterable[Record]) -> Table:
     the primal f first; how each series ran is listed under the table."""
     records = _measured(records)
     labels = list(dict.fromkeys(r.label for r in records if r.mode != "primal"))
-    primal = next((r.label for r in records if r.mode == "primal" and r.backend == "jax"), None)
+    primal = next((r.label for r in records if r.mode == "primal" and r.backend == DEFAULT), None)
     times = {(r.label, r.n): r.median_s for r in records}
     columns = ([primal] if primal else []) + labels
     rows = [(n, *(_us(times.get((c, n))) for c in columns))
@@ -177,7 +168,8 @@ def passes_table(model: str | Model, variants: Sequence[str], sizes: Sequence[in
         for spec in variants:
             v = parse_variant(spec)
             p = prepare(m, *point, mode=v.mode, scheme=v.scheme or "central", jit=v.jit,
-                        precision=v.precision or "float64", backend=v.backend or "jax")  # fmt: skip
+                        precision=v.precision or "float64",
+                        backend=v.backend or DEFAULT)  # fmt: skip
             rows.append((spec, n, p.f_evals))
     return Table.of(("series", "n", "f evals"), rows)
 
@@ -238,7 +230,7 @@ def float32_check(model: str | Model, n: int, variants: Sequence[str]) -> Table:
         v = parse_variant(spec)
         errors = [max_relative_error(derivative(m, *point, mode=v.mode, jit=v.jit,
                                                 precision=precision,
-                                                backend=v.backend or "jax"), ref.value)
+                                                backend=v.backend or DEFAULT), ref.value)
                   for precision in ("float64", "float32")]  # fmt: skip
         rows.append((spec, "yes" if errors[0] < 1e-12 else "no",
                      "yes" if 1e-9 < errors[1] < 1e-5 else "no"))  # fmt: skip

@@ -20,6 +20,7 @@ from ..accuracy.precision_table import PrecisionRow
 from ..accuracy.reference import max_relative_error, reference
 from ..accuracy.steps import RichardsonPoint, SchemeSummary
 from ..catalog import resolve_model
+from ..engine.backends import DEFAULT
 from ..engine.derivative import derivative
 from ..engine.model.source import Model
 from ..measure import Series, parse_variant
@@ -283,7 +284,7 @@ def agreement(
         m = resolve_model(source, **v.settings)
         value = derivative(m, *m.setup(n, seed), mode=v.mode, scheme=v.scheme or "central",
                            jit=v.jit, precision=v.precision or "float64",
-                           backend=v.backend or "jax")  # fmt: skip
+                           backend=v.backend or DEFAULT)  # fmt: skip
         first = value if first is None else first
         diff = max_relative_error(value, first)
         rows.append((v.label or str(spec), f"{diff:.1e}", "yes" if diff < 1e-10 else "no"))

@@ -18,6 +18,7 @@ import re
 import types
 from typing import Any
 
+from ..backends import FACTS, label_of
 from ..backends.special import BESIDE_NP
 
 #: operator symbols, for messages
@@ -85,8 +86,9 @@ def missing_attribute(exc: AttributeError, expr: str | None) -> str | None:
     return f"`{owner}` has no attribute '{name}'{_suggest(name, dir(obj))}"
 
 
-#: the frameworks whose np adlab builds as a namespace of its own (backends._namespace)
-_NAMESPACED = ("torch", "tensorflow", "autograd")
+#: the frameworks whose np adlab builds as a namespace of its own (backends._namespace), by
+#: the package their arrays come from
+_NAMESPACED = tuple(f.package for f in FACTS.values() if f.own_namespace)
 _NO_RULE = re.compile(r"\b(VJP|JVP) of (\w+) wrt argnums")  # autograd's
 _NOT_TENSOR = re.compile(r"^(\w+)\(\): argument '\w+' \(position (\d+)\) must be Tensor, not (\w+)")
 #: PyTorch's and TensorFlow's refusals of an operation on complex numbers (complex step)
@@ -166,9 +168,8 @@ OTHER_MODES = "the forward or reverse mode (exact), or numeric (finite differenc
 
 
 def framework_label(framework: str) -> str:
-    from ..backends import KNOWN
-
-    return KNOWN[framework].label if framework in KNOWN else framework
+    """How people name ``framework`` ("PyTorch"); the name itself for one adlab lacks."""
+    return label_of(framework)
 
 
 def _as_array(expr: str | None, name: str, position: int) -> str | None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import ast
 
+from ..backends import BASELINE, DEFAULT, FACTS
 from .explain import framework_label
 
 #: a framework's top-level module -> the backend that binds np to it
-_FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax",
-                      "jaxlib": "jax", "autograd": "autograd"}  # fmt: skip
+_FRAMEWORK_MODULES = {module: name for name, f in FACTS.items() for module in f.imports}
 #: the names people give the frameworks in their code (``import tensorflow as tf``)
-_FRAMEWORK_NAMES = {**_FRAMEWORK_MODULES, "tf": "tensorflow", "tnp": "tensorflow",
-                    "jnp": "jax", "lax": "jax", "anp": "autograd"}  # fmt: skip
+_FRAMEWORK_NAMES = {**_FRAMEWORK_MODULES,
+                    **{alias: name for name, f in FACTS.items() for alias in f.aliases}}
 
 
 def np_imports(tree: ast.Module) -> list[int]:
@@ -117,7 +117,7 @@ def beside_np() -> frozenset[str]:
     """The names adlab gives a model beside ``np`` (``fori_loop``, ``logsumexp``...)."""
     from ..backends import get_backend
 
-    return frozenset(get_backend("numpy").namespace("float64")) - {"np"}
+    return frozenset(get_backend(BASELINE).namespace("float64")) - {"np"}
 
 
 def framework_refusal(tree: ast.Module, backend: str, line: str,
@@ -130,7 +130,7 @@ def framework_refusal(tree: ast.Module, backend: str, line: str,
     imports = stripped.startswith(("import ", "from "))
     ours = (
         "jax.numpy when JAX runs it, the default"
-        if backend == "jax"
+        if backend == DEFAULT
         else (f"{label}'s when {label} runs it")
     )
     message = (

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..._vocab import ModelError
-from ..backends import get_backend
+from ..backends import BASELINE, DEFAULT, REFERENCE, get_backend
 from ..backends.inner_grad import check_inner
 from ..backends.inner_grad import make as inner_grad
 from ..backends.real_part import with_real_part
@@ -45,7 +45,7 @@ from .userline import register_source, remedy, source_line, translate, user_erro
 _counter = itertools.count()
 #: the backends a model's source is run under as it is built (the rest on first use):
 #: NumPy's module gives ``setup`` and checks the source; JAX's twin analyses f
-EAGER = ("jax", "numpy")
+EAGER = (REFERENCE, BASELINE)
 
 
 def _check_size(n: Any) -> int:
@@ -127,7 +127,7 @@ class Model:
         run, bound = with_values(tree, found, settings)
         code = compile(fold_constants(run), filename, "exec")  # np.log(2 * np.pi): once
         namespaces = {(b, "float64"): _run(code, name, files, b, "float64", bound) for b in EAGER}
-        ns = namespaces[("numpy", "float64")]
+        ns = namespaces[(BASELINE, "float64")]
         for fname in ("f", "setup"):
             if not callable(ns.get(fname)):
                 raise ModelError(
@@ -182,14 +182,14 @@ class Model:
             source=None,
             wrt=normalize_wrt(wrt),
             settings={},
-            _functions={("jax", None): f, ("numpy", None): f_numpy or f, (None, None): f},
+            _functions={(REFERENCE, None): f, (BASELINE, None): f_numpy or f, (None, None): f},
             _setup=setup,
             _files=frozenset(files),
             _nargs=_count_args(f),
         )
 
     # ------------------------------------------------------------------ use
-    def function(self, backend: str = "jax", precision: str = "float64",
+    def function(self, backend: str = DEFAULT, precision: str = "float64",
                  inner: str = "reverse") -> Callable:  # fmt: skip
         """The model's ``f`` bound to ``np`` of ``backend`` (its source run under that
         namespace on first use), for ``precision``; its ``grad`` takes ``inner`` mode
@@ -332,7 +332,7 @@ def _run(code: Any, name: str, files: frozenset[str], backend: str, precision: s
     """The model's module namespace, its source run with ``np`` of ``backend`` and
     ``grad`` in ``inner`` mode on the framework that namespace is (js traces JAX's)."""
     base = get_backend(backend).namespace(precision)
-    framework = getattr(base["np"], "__adlab_framework__", "numpy")  # numpy's is the module
+    framework = getattr(base["np"], "__adlab_framework__", BASELINE)  # numpy's is the module
     # np's comparing functions follow the real-part rule under complex step (real_part)
     ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base,
                           "grad": inner_grad(framework, inner, precision),

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..backends import real_part
+from ..backends import BASELINE, DEFAULT, REFERENCE, real_part
 from ..backends.real_part import under_complex_step
 from ..model.precision import COMPLEX
 from ..model.userline import eqn_frames, eqn_line
@@ -104,14 +104,14 @@ def users_words(prim: str, eqns, files, line: str | None) -> tuple[str, bool] | 
 
 def advice(backend: str) -> str:
     """What to use instead of complex step, that runs on ``backend``."""
-    if backend == "numpy":  # no AD on NumPy: its numeric mode, or AD elsewhere
+    if backend == BASELINE:  # no AD on NumPy: its numeric mode, or AD elsewhere
         return ("use mode='numeric' (finite differences), or the forward or reverse mode "
                 "(exact) on backend='jax'")  # fmt: skip
     return ("use the forward or reverse mode (exact: mode='reverse'; for a Hessian, "
             "'forward-over-reverse'), or mode='numeric' (finite differences)")  # fmt: skip
 
 
-def refusal(prim: str, i: int, words: tuple[str, bool] | None, backend: str = "jax"
+def refusal(prim: str, i: int, words: tuple[str, bool] | None, backend: str = DEFAULT
              ) -> tuple[str, str]:  # fmt: skip
     """(message, hint) for complex step's refusal of ``prim`` applied to argument i."""
     hint = advice(backend)
@@ -186,13 +186,13 @@ def _drops(eqn) -> bool:
     return real_out or name not in CARRIES
 
 
-def _first_harmful(jaxpr, backend: str = "jax"):
+def _first_harmful(jaxpr, backend: str = DEFAULT):
     """(equation, its enclosing equations) of the first operation on a complex value
     that may lose its imaginary part, and whose result reaches the value of the
     (sub)program it is in."""
     live: dict[int, set] = {}
     for eqn, outer in equations_within(jaxpr):
-        if not (_drops(eqn) or backend == "jax" and _complex_in(eqn) and _whole_power(eqn)):
+        if not (_drops(eqn) or backend == REFERENCE and _complex_in(eqn) and _whole_power(eqn)):
             continue  # (PyTorch's and TensorFlow's x ** 2.0: real_part.integer_power)
         if any(real_part.is_rule(fr.file_name, fr.function_name)
                for e in (eqn, *outer) for fr in eqn_frames(e)):  # fmt: skip
@@ -216,7 +216,7 @@ def _home(jaxpr, eqn, outer):
     return jaxpr
 
 
-def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset(), backend: str = "jax"):
+def find_non_analytic(f_jax, args, i: int, dtype, files=frozenset(), backend: str = DEFAULT):
     """(primitive, (file, line) or None, its equations innermost first) of the first
     non-analytic operation on x, else None; the primitive is "complex" when f
     computes with complex numbers of its own (found with a real x)."""

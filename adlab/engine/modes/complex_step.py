@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from ..._vocab import ModelError
+from ..backends import DEFAULT, REFERENCE
 from ..backends.complex_operators import operators as complex_operators
 from ..backends.real_part import under_complex_step
 from ..model.precision import COMPLEX
@@ -64,7 +65,7 @@ def _no_complex(exc: BaseException, files) -> BaseException:
     first = text.strip().splitlines()[0].rstrip(".")
     return ModelError(f"complex step evaluates f at the complex x + ih, which this line "
                       f"does not take ({type(exc).__name__}: {first})", lineno=lineno,
-                      line=line, hint=advice("jax"))  # fmt: skip
+                      line=line, hint=advice(DEFAULT))  # fmt: skip
 
 
 def _unchecked(exc: BaseException, files, backend: str) -> str:
@@ -148,7 +149,7 @@ def complex_step(spec: Spec) -> Built:
                 found = find_non_analytic(spec.f_jax, spec.args, i, spec.dtype, spec.files,
                                           spec.backend)  # fmt: skip
             except Exception as exc:  # noqa: BLE001 - any failure of JAX's, not the model's
-                if spec.backend == "jax":  # f ran on a real x: the complex one fails
+                if spec.backend == REFERENCE:  # f ran on a real x: the complex one fails
                     raise _no_complex(exc, spec.files) from exc
                 trusted, note = False, _unchecked(exc, spec.files, spec.backend)
                 break
