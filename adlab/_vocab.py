@@ -24,9 +24,10 @@ PRECISIONS: tuple[str, ...] = ("float32", "float64")
 #: Where the arithmetic runs: the framework whose NumPy-like namespace the model's
 #: ``np`` is, and whose AD and compiler take the derivative. ``numpy`` is the
 #: framework-free baseline (no AD: finite differences and complex step only). ``js`` is
-#: plain JavaScript emitted from f's JAX programs, run in Node.
-Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd", "js"]
-BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd", "js")
+#: plain JavaScript emitted from f's JAX programs, run in Node; ``tfjs`` is TensorFlow.js,
+#: f's JAX program translated to its operations, differentiated by TF.js (float32).
+Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs"]
+BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs")
 
 #: What a JavaScript backend's programs run on: TF.js's cpu, wasm or webgl backend
 #: (plain JavaScript: cpu). The Python frameworks run where they put themselves.

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._vocab import SCHEMES, WHERES, ModelError
-from .backends import get_backend
+from .backends import facts_of, get_backend
 from .backends.base import NotAnArray
 from .backends.inner_grad import check_inner
 from .compare import crosscheck
@@ -93,7 +93,7 @@ def prepare(
     mode: str = "reverse",
     wrt: int | tuple[int, ...] | None = None,
     jit: bool | None = None,
-    precision: str = "float64",
+    precision: str | None = None,
     scheme: str = "central",
     step: Any = None,
     backend: str = "jax",
@@ -118,6 +118,7 @@ def prepare(
     model = f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
     check_inner(inner)
     impl = get_backend(backend)  # an unknown or missing framework says so
+    precision = precision or facts_of(backend).precisions[0]  # TF.js: float32
     if where is not None and where not in WHERES:
         raise ValueError(f"where must be one of {list(WHERES)} or None, got {where!r}")
     impl = impl.on_device(device)  # a device the framework cannot choose is refused
@@ -214,7 +215,7 @@ def derivative(
     mode: str = "reverse",
     wrt: int | tuple[int, ...] | None = None,
     jit: bool | None = None,
-    precision: str = "float64",
+    precision: str | None = None,
     scheme: str = "central",
     step: Any = None,
     backend: str = "jax",
@@ -240,7 +241,8 @@ def derivative(
             ``tf.function(jit_compile=True)``); False runs eagerly; None (default) as
             the framework's users do: JAX jitted, the others eagerly. autograd and
             NumPy have no compiler: jit=True is refused there.
-        precision: "float32" or "float64", for this call only.
+        precision: "float32" or "float64", for this call only; None: what the framework
+            computes in by default (float64; TF.js, which has no float64: float32).
         scheme: for "numeric": "forward", "central" or "richardson".
         step: finite-difference step (absolute) or complex step; None picks the
             default: eps**(1/2, 1/3, 1/5) * max(|x|, 1) per component for
@@ -279,9 +281,9 @@ def derivative(
     rule = get_rule(mode)  # a first derivative (derivative(mode="primal") gives f)
     if rule.is_derivative and rule.order == 1:
         wrong = crosscheck(p.model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
-                           precision=precision, backend=backend,
+                           precision=p.precision, backend=backend,
                            reference=backend == "jax" and mode == "reverse"
-                           and precision == "float64")  # fmt: skip
+                           and p.precision == "float64")  # fmt: skip
         if wrong:
             trusted, note = False, wrong
             warnings.warn(f"{mode} on {backend}: {wrong}", UntrustedWarning, stacklevel=2)

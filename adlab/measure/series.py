@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._vocab import BACKENDS, DEVICES, PRECISIONS, SCHEMES, WHERES
-from ..engine.backends import default_jit, get_backend, has_compiler
+from ..engine.backends import FACTS, default_jit, get_backend, has_compiler
 from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
 from ..engine.sparse import sparse_refusal
@@ -62,6 +62,14 @@ SYNTAX_HELP = (
     + ", float32, float64, sparse, inner-forward, inner-reverse, "
     + ", ".join(DEVICES + WHERES)
 )
+
+
+def sweep_precision(backend: str, precision: str) -> str:
+    """The precision a series runs in when it names none: the sweep's, where its framework
+    computes in it; else the framework's own (TF.js in a float64 sweep: float32, and its
+    records say so)."""
+    own = FACTS[backend].precisions if backend in FACTS else (precision,)
+    return precision if precision in own else own[0]
 
 
 @dataclass(frozen=True)
@@ -102,7 +110,8 @@ class Series:
         v = replace(
             self,
             jit=defaults["jit"] if self.jit is None else self.jit,
-            precision=self.precision or defaults["precision"],
+            precision=self.precision or sweep_precision(self.backend or defaults["backend"],
+                                                        defaults["precision"]),
             backend=self.backend or defaults["backend"],
             scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else
             (self.scheme or rule.schemes[0]) if rule.schemes else None,

@@ -66,6 +66,8 @@ class Facts:
         aliases: the names people give it in their code (``tf``, ``jnp``).
         traces_with: (words of its own refusal of Python control flow on a value it
             traces or batches, how it does that in words), or None.
+        precisions: the precisions it computes in, the one a call that names none
+            runs in first (TF.js: float32 only).
     """
 
     package: str
@@ -94,6 +96,7 @@ class Facts:
     imports: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     traces_with: tuple[str, str] | None = None
+    precisions: tuple[str, ...] = ("float64", "float32")
 
     def how(self, jit: bool) -> str | None:
         """How it runs a derivative, jitted or not, in a few words; None if it cannot."""
@@ -161,6 +164,16 @@ FACTS: dict[str, Facts] = {
         "(about 0.1 ms)",
         marker="diamond", dash="dashed", traced=True, g9=True,
         profile_refusal="adlab does not read Node's profiler yet",
+    ),
+    # the model traced with JAX, its program translated to TF.js operations, run in Node
+    "tfjs": Facts(
+        "jax", None, "TensorFlow.js", None, executable="node",
+        install="apt-get install -y nodejs",
+        description="TensorFlow.js 4.22 (cpu or wasm in Node; webgl in the Lab's page): "
+        "f translated to TF.js operations, differentiated by tf.grad, in float32",
+        how_eager="tf.grad (a tape), eager", marker="star", dash="dotted", traced=True,
+        g9=True, profile_refusal="adlab does not read TF.js's profiler yet",
+        precisions=("float32",),
     ),
 }
 

@@ -29,7 +29,7 @@ from ._registry import Built, Spec
 
 #: the backends G9's gradient runs on: its loop decides on f's values, so it runs
 #: where f is evaluated one point at a time outside a compiler
-BACKENDS: tuple[str, ...] = ("js", "numpy")
+BACKENDS: tuple[str, ...] = ("js", "tfjs", "numpy")
 #: at most this many step shrinks per coordinate (G9's own)
 TRIES = 20
 
@@ -75,7 +75,8 @@ def check(spec: Spec) -> None:
     """Refuse what G9's gradient cannot take, with the reason."""
     if spec.backend not in BACKENDS:
         raise ValueError(
-            f"scheme 'g9' (G9.js's gradient) runs on backend {' or '.join(map(repr, BACKENDS))}: "
+            f"scheme 'g9' (G9.js's gradient) runs on backend "
+            f"{', '.join(map(repr, BACKENDS[:-1]))} or {BACKENDS[-1]!r}: "
             f"its step shrinks by decisions on f's values, one point at a time; on "
             f"backend={spec.backend!r} use scheme 'central', its one-step counterpart"
         )

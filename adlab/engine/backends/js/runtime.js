@@ -27,7 +27,12 @@ function encode(array) {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString("base64");
 }
 
+// backend "tfjs"'s programs: TF.js's runtime (and its bundle), required on first use
+let tfjsRuntime = null;
+const tfjs = () => tfjsRuntime || (tfjsRuntime = require("../tfjs/runtime_tfjs.js"));
+
 function load(msg) {
+  if (msg.kind === "tfjs") return tfjs().load(msg, { programs, DRIVERS, G9Error }); // a promise
   const consts = msg.consts.map(decode);
   const factory = (0, eval)(msg.source);
   programs.set(msg.id, {
@@ -224,21 +229,49 @@ function timeRepeats(msg) {
   return guarded(p, () => ({ samples_s: p.watch.repeats(msg.k) }));
 }
 
-const OPS = { load, call, drop: (msg) => { programs.delete(msg.id); return {}; },
+function drop(msg) {
+  const p = programs.get(msg.id);
+  if (p !== undefined && p.dispose) p.dispose(); // a TF.js program's tensors
+  programs.delete(msg.id);
+  return {};
+}
+
+const OPS = { load, call, drop, tfjs_memory: () => (tfjsRuntime ? tfjsRuntime.memory() : { tensors: 0 }),
               ping: () => ({ pong: process.version, programs: programs.size }),
               describe, time_start: timeStart, time_repeats: timeRepeats };
 
-const lines = readline.createInterface({ input: process.stdin, terminal: false });
-lines.on("line", (line) => {
+function answered(msg, answer) {
+  answer.seq = msg.seq;
+  process.stdout.write(JSON.stringify(answer) + "\n");
+}
+
+const failed = (err) => ({ error: String(err && err.stack ? err.stack : err), kind: "js" });
+
+// Requests in order: one that answers a promise (a TF.js load awaits its backend) holds
+// the ones after it until it is answered.
+let pending = null;
+function handle(line) {
   let msg = {};
   let answer;
   try {
     msg = JSON.parse(line);
     answer = OPS[msg.op](msg);
   } catch (err) {
-    answer = { error: String(err && err.stack ? err.stack : err), kind: "js" };
+    answer = failed(err);
   }
-  answer.seq = msg.seq;
-  process.stdout.write(JSON.stringify(answer) + "\n");
+  if (answer && typeof answer.then === "function") {
+    return answer.then((a) => answered(msg, a), (err) => answered(msg, failed(err)));
+  }
+  answered(msg, answer);
+  return null;
+}
+
+const lines = readline.createInterface({ input: process.stdin, terminal: false });
+lines.on("line", (line) => {
+  pending = pending === null ? handle(line) : pending.then(() => handle(line));
+  if (pending !== null) {
+    const mine = pending;
+    mine.then(() => { if (pending === mine) pending = null; });
+  }
 });
 lines.on("close", () => process.exit(0));

@@ -1,0 +1,102 @@
+"""f or one of its derivatives as a TF.js program, run by ``runtime_tfjs.js``.
+
+``TfjsFunction`` is backend "js"'s ``JsFunction`` (called like the function it
+stands for; traced anew at each new set of shapes; loaded in the runtime the
+thread's programs run in, Node or the Lab's page) with another translation: the
+jaxpr of f itself, in float32, as TF.js operations (``translate``), and drivers
+that take TF.js's own derivative of it (``tf.grad``) or differences of it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+from ...model.precision import precision_scope
+from ..js.node import encode
+from ..js.program import JsFunction, Loaded, files_of
+from ..js.transport import current
+from .translate import tf_dtype, translate
+
+#: the drivers of ``runtime_tfjs.js``, by JsFunction's driver names
+DRIVERS = {"once": "tfjs_once", "grad": "tfjs_grad", "rows": "tfjs_rows",
+           "numeric": "tfjs_numeric", "g9": "tfjs_g9"}  # fmt: skip
+
+
+def translated(f: Callable, args: tuple,
+               files: frozenset[str] = frozenset()) -> tuple[str, list, tuple]:  # fmt: skip
+    """(JavaScript source, constants, f's output shape) of f as TF.js operations at
+    ``args``' shapes, traced in float32 (what TF.js computes in): its inputs are the
+    leaves of ``args``. The derivatives are TF.js's, of this program."""
+    leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
+    _, tree = jax.tree_util.tree_flatten(args)
+    with precision_scope("float32"):
+        out_shape = tuple(jax.eval_shape(lambda *a: f(*a), *args).shape)
+        closed = jax.make_jaxpr(
+            lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat)))
+        )(*leaves)
+    source, consts, _ = translate(closed, files or files_of(f))
+    return source, consts, out_shape
+
+
+@dataclass
+class TfjsLoaded(Loaded):
+    """One TF.js program, and what of it the runtime holds."""
+
+    device: str = "cpu"
+    shapes: list | None = None  # the inputs' shapes and TF.js dtypes, by slot
+    dtypes: list | None = None
+
+    def load(self) -> None:
+        n = current()  # Node, or the Lab's page (transport.running_in)
+        self.id = next(_ids)
+        extra = 1 if self.driver.get("step") else 0
+        consts = [{"data": encode(np.asarray(a, np.float64).ravel()), "shape": list(a.shape),
+                   "dtype": dtype} for a, dtype in self.consts]  # fmt: skip
+        n.request({"op": "load", "kind": "tfjs", "device": self.device, "id": self.id,
+                   "source": self.source, "consts": consts, "driver": self.driver,
+                   "n_inputs": self.n_inputs + extra, "shapes": self.shapes,
+                   "dtypes": self.dtypes})  # fmt: skip
+        self.generation = n.generation
+        self.transport = n
+        self.sent = [None] * (self.n_inputs + extra)
+        weakref.finalize(self, n.forget, self.generation, self.id)
+
+
+#: program ids far from backend "js"'s (1, 2, 3...): both kinds share the runtime's table
+_ids = itertools.count(1_000_000_000)
+
+
+class TfjsFunction(JsFunction):
+    """f (``driver="once"``) or a derivative of f, taken by TF.js on ``device``.
+
+    Args: as ``JsFunction``'s (driver "once", "grad", "rows", "numeric" or "g9"), and
+        device: TF.js's backend: "cpu", "wasm" (or "webgl", in a page).
+    """
+
+    def __init__(self, f: Callable, wrt: int, driver: str, files: frozenset[str] = frozenset(),
+                 options: dict | None = None, with_error: bool = False,
+                 device: str = "cpu") -> None:  # fmt: skip
+        super().__init__(f, wrt, driver, files, options, with_error)
+        self.device = device
+
+    def _build(self, args: tuple, leaves: list) -> tuple[Loaded, int, tuple, tuple]:
+        x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
+        x_shape = leaves[x_slot].shape
+        source, consts, out_shape = translated(self.f, args, self.files)
+        driver = {"kind": DRIVERS[self.driver], "x": x_slot, "n": math.prod(x_shape),
+                  "m": math.prod(out_shape), "out_shape": list(out_shape),
+                  **self.options}  # fmt: skip
+        if self.step is not None:
+            driver["step"] = len(leaves)
+        always = len(jax.tree_util.tree_leaves(args[0]))  # f's first argument: new each call
+        loaded = TfjsLoaded(source, consts, driver, len(leaves), device=self.device,
+                            shapes=[list(a.shape) for a in leaves],
+                            dtypes=[tf_dtype(a.dtype) for a in leaves])  # fmt: skip
+        return loaded, always, out_shape, x_shape

@@ -1,0 +1,264 @@
+// adlab's TF.js runtime: runs programs translated from a model's jaxprs (translate.py) on
+// TensorFlow.js, inside runtime.js (backend "js"'s runtime, in Node or in the Lab's page),
+// which requires this file on the first TF.js program it loads.
+//
+// A program is a factory `(tf, C, H) => function(...tensors) -> [tensors]`. Its drivers
+// are the modes run here, each call inside tf.tidy (no tensor outlives a call but the
+// program's constants and the arguments it keeps while they are the same arrays):
+//   tfjs_once     f itself;
+//   tfjs_grad     tf.grad of f: TF.js's own reverse mode;
+//   tfjs_rows     the Jacobian of a vector f, one tf.grad (with dy = e_i) per row;
+//   tfjs_numeric  finite differences on f, x held in float32 as TF.js holds it;
+//   tfjs_g9       G9.js's gradient (runtime.js's g9, line for line) on f.
+// Arrays come and go as runtime.js's Float64Arrays; TF.js computes in float32.
+"use strict";
+
+(function (root, factory) {
+  const api = factory();
+  if (typeof module === "object" && module.exports) module.exports = api;
+  else root.adlabTfjs = api;
+})(typeof globalThis !== "undefined" ? globalThis : this, function () {
+  let tf = null;
+  let H = null;
+
+  // the bundle, loaded on first use (its parse takes ~0.1 s): a page may have it already
+  function bundle() {
+    if (tf !== null) return tf;
+    const given = typeof globalThis !== "undefined" && globalThis.tf;
+    tf = given && given.adlabDevice ? given : require("./static/tfjs.min.js");
+    // tf.stopGradient does not exist: the identity whose gradient is zero
+    const stopFloat = tf.customGrad((x) => ({ value: tf.clone(x), gradFunc: (dy) => [tf.zerosLike(dy)] }));
+    H = { stop: (x) => (x.dtype === "float32" ? stopFloat(x) : x) };
+    return tf;
+  }
+
+  function decode64(text) {
+    // base64 of little-endian float64, as runtime.js's decode (Buffer in Node, a stand-in in a page)
+    const bytes = Buffer.from(text, "base64");
+    const out = new Float64Array(bytes.length / 8);
+    new Uint8Array(out.buffer).set(bytes);
+    return out;
+  }
+
+  function typed(values, dtype) {
+    if (dtype === "int32") return Int32Array.from(values);
+    if (dtype === "bool") return Uint8Array.from(values, (v) => (v !== 0 ? 1 : 0));
+    return Float32Array.from(values);
+  }
+
+  function tensor(values, shape, dtype) {
+    return tf.tensor(typed(values, dtype), shape, dtype);
+  }
+
+  // the program's backend, made current: initialized when the program was loaded, so
+  // setBackend switches at once (its promise has nothing left to wait for)
+  function use(p) {
+    if (tf.getBackend() !== p.tfjs.device) tf.setBackend(p.tfjs.device);
+  }
+
+  // the tensors of f's arguments, x's left out: kept between calls while the same arrays
+  function args(p) {
+    const s = p.tfjs;
+    const out = new Array(p.inputs.length).fill(null);
+    for (let k = 0; k < p.inputs.length; k++) {
+      if (k === p.driver.x) continue;
+      const a = p.inputs[k];
+      if (s.seen[k] !== a) {
+        if (s.kept[k]) s.kept[k].dispose();
+        s.kept[k] = tf.keep(tensor(a, s.shapes[k], s.dtypes[k]));
+        s.seen[k] = a;
+      }
+      out[k] = s.kept[k];
+    }
+    return out;
+  }
+
+  const read = (t) => Float64Array.from(t.dataSync());
+
+  function once(p, d) {
+    use(p);
+    return tf.tidy(() => {
+      const t = args(p);
+      t[d.x] = tensor(p.inputs[d.x], p.tfjs.shapes[d.x], "float32");
+      return p.fn(...t).map(read);
+    });
+  }
+
+  // f of the flat float32 x alone, the other arguments bound (for the derivatives)
+  function fOfX(p, d, t) {
+    const shape = p.tfjs.shapes[d.x];
+    return (xt) => {
+      t[d.x] = tf.reshape(xt, shape);
+      return p.fn(...t)[0];
+    };
+  }
+
+  // TF.js refuses the gradient of an f that does not depend on x: it is zero
+  function gradOrZero(g, x, dy) {
+    try {
+      return dy === undefined ? g(x) : g(x, dy);
+    } catch (err) {
+      if (/Cannot compute gradient/.test(String(err && err.message))) return tf.zerosLike(x);
+      throw err;
+    }
+  }
+
+  function grad(p, d) {
+    use(p);
+    return tf.tidy(() => {
+      const g = tf.grad(fOfX(p, d, args(p)));
+      return [read(gradOrZero(g, tf.tensor1d(typed(p.inputs[d.x], "float32"))))];
+    });
+  }
+
+  function rows(p, d) {
+    use(p);
+    const n = d.n, m = d.m;
+    const out = new Float64Array(m * n);
+    const e = new Float32Array(m);
+    for (let i = 0; i < m; i++) {
+      e[i] = 1;
+      tf.tidy(() => {
+        const g = tf.grad(fOfX(p, d, args(p)));
+        const x = tf.tensor1d(typed(p.inputs[d.x], "float32"));
+        out.set(gradOrZero(g, x, tf.tensor(e, d.out_shape, "float32")).dataSync(), i * n);
+      });
+      e[i] = 0;
+    }
+    return [out];
+  }
+
+  // f's values (float64 copies) at a float32 x
+  function valueAt(p, d, x) {
+    return tf.tidy(() => {
+      const t = args(p);
+      t[d.x] = tf.tensor(x, p.tfjs.shapes[d.x], "float32");
+      return read(p.fn(...t)[0]);
+    });
+  }
+
+  // finite differences as runtime.js's numeric takes them, x held in float32: the
+  // perturbed coordinate rounded to float32, each slope divided by the distance taken
+  function numeric(p, d) {
+    use(p);
+    const x = Float32Array.from(p.inputs[d.x]), n = x.length, m = d.m;
+    const step = d.step ? p.inputs[d.step] : null;
+    const value = new Float64Array(m * n);
+    const error = d.scheme === "richardson" ? new Float64Array(m * n) : null;
+    const f0 = d.scheme === "forward" ? valueAt(p, d, x) : null;
+    const at = (j, xj) => { x[j] = xj; const v = valueAt(p, d, x); return [v, x[j]]; };
+    for (let j = 0; j < n; j++) {
+      const xj = x[j];
+      const s = step ? step[j] : d.scale * Math.max(Math.abs(xj), 1.0);
+      const [fa, ahead] = at(j, xj + s);
+      if (d.scheme === "forward") {
+        for (let i = 0; i < m; i++) value[i * n + j] = (fa[i] - f0[i]) / (ahead - xj);
+      } else {
+        const h = ahead - xj;
+        const [fb, back] = at(j, xj - h);
+        if (d.scheme === "central") {
+          for (let i = 0; i < m; i++) value[i * n + j] = (fa[i] - fb[i]) / (ahead - back);
+        } else {
+          const [fh, half] = at(j, xj + h / 2);
+          const [fl, low] = at(j, xj - (half - xj));
+          for (let i = 0; i < m; i++) {
+            const d1 = (fa[i] - fb[i]) / (ahead - back);
+            const d2 = (fh[i] - fl[i]) / (half - low);
+            const correction = (d2 - d1) / 3;
+            value[i * n + j] = d2 + correction;
+            error[i * n + j] = Math.abs(correction);
+          }
+        }
+      }
+      x[j] = xj;
+    }
+    return error ? [value, error] : [value];
+  }
+
+  // G9.js's gradient on f, as runtime.js's g9 (line for line), x held in float32
+  function g9(p, d, G9Error) {
+    use(p);
+    const x = Float32Array.from(p.inputs[d.x]), dim = x.length;
+    const f = () => valueAt(p, d, x)[0];
+    const { max, abs, min } = Math;
+    const f1 = f();
+    if (isNaN(f1)) throw new G9Error("f is NaN at x, so G9's gradient refuses it");
+    const grad = new Float64Array(dim);
+    for (let i = 0; i < dim; i++) {
+      const xi = x[i];
+      let delta = max(1e-6 * f1, 1e-8);
+      if (Math.fround(xi + delta) === xi) {
+        throw new G9Error(`G9's first step (${delta.toExponential(1)}) does not move x[${i}] = ` +
+                          `${xi} in float32, which TF.js computes in: its slopes would be 0`);
+      }
+      for (let k = 0; ; k++) {
+        if (k === 20) {
+          x[i] = xi;
+          throw new G9Error(`G9's gradient failed at index ${i}: its slopes never agreed ` +
+                            "within 20 shrinks of the step");
+        }
+        x[i] = xi + delta;
+        const f0 = f();
+        x[i] = xi - delta;
+        const f2 = f();
+        x[i] = xi;
+        if (!(isNaN(f0) || isNaN(f2))) {
+          grad[i] = (f0 - f2) / (2 * delta);
+          const t0 = xi - delta, t1 = xi, t2 = xi + delta;
+          const d1 = (f0 - f1) / delta;
+          const d2 = (f1 - f2) / delta;
+          const err = min(max(abs(d1 - grad[i]), abs(d2 - grad[i]), abs(d1 - d2)), delta);
+          const normalize = max(abs(grad[i]), abs(f0), abs(f1), abs(f2), abs(t0), abs(t1),
+                                abs(t2), 1e-8);
+          if (err / normalize < 1e-3) break;
+        }
+        delta /= 16;
+      }
+    }
+    return [grad];
+  }
+
+  // Load a program: its backend started (a wasm instantiation, WebGL's setup: awaited),
+  // its constants made tensors on it. `host` is runtime.js's: its programs, its drivers
+  // (these are added to them) and its G9Error.
+  async function load(msg, host) {
+    bundle();
+    if (!("tfjs_once" in host.DRIVERS)) {
+      Object.assign(host.DRIVERS, {
+        tfjs_once: once, tfjs_grad: grad, tfjs_rows: rows, tfjs_numeric: numeric,
+        tfjs_g9: (p, d) => g9(p, d, host.G9Error),
+      });
+    }
+    const device = msg.device || "cpu";
+    const backend = await tf.adlabDevice(device);
+    const consts = msg.consts.map((c) => tf.keep(tensor(decode64(c.data), c.shape, c.dtype)));
+    const n = msg.n_inputs;
+    const p = {
+      fn: (0, eval)(msg.source)(tf, consts, H),
+      driver: msg.driver,
+      inputs: new Array(n).fill(null),
+      tfjs: { device, shapes: msg.shapes, dtypes: msg.dtypes, consts,
+              seen: new Array(n).fill(null), kept: new Array(n).fill(null) },
+      dispose() {
+        for (const t of [...consts, ...this.tfjs.kept]) if (t) t.dispose();
+      },
+    };
+    host.programs.set(msg.id, p);
+    return describe(backend);
+  }
+
+  // the backend in use, TF.js's version, and the bits WebGL computes in
+  function describe(backend) {
+    const facts = { tfjs_backend: backend, tfjs_version: tf.version_core, float_bits: 32 };
+    if (backend === "webgl" && !tf.env().getBool("WEBGL_RENDER_FLOAT32_CAPABLE")) facts.float_bits = 16;
+    return facts;
+  }
+
+  // tensors TF.js holds now (a program's constants and kept arguments among them)
+  function memory() {
+    if (tf === null) return { tensors: 0, loaded: false };
+    return { tensors: tf.memory().numTensors, loaded: true };
+  }
+
+  return { load, memory };
+});

@@ -1,0 +1,154 @@
+"""backend="tfjs": the model's JAX program translated to TensorFlow.js, run in Node.
+
+Oracles: JAX's own float64 values (f and jax.grad / jax.jacrev), to float32
+accuracy: TF.js computes in float32, so the agreement asked is that of JAX's own
+float32 run (its distance from float64) times a small factor. One Node process
+serves every test; sizes are small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adlab
+from adlab.catalog import load_model
+from adlab.engine.backends import get_backend, installed
+
+pytestmark = pytest.mark.skipif(not installed("tfjs"), reason="Node.js is not installed")
+
+MODELS = ["normal_logpdf", "g9_graphics", "rosenbrock", "mlp_batched", "gaussian_residual",
+          "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse", "gmm"]  # fmt: skip
+SMALL = {"mlp_batched": {"N1": 12, "N2": 4}}
+N = 6
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _model(name: str):
+    return load_model(name, **SMALL.get(name, {}))
+
+
+def _value(m, args, mode: str, backend: str, **kw):
+    p = adlab.prepare(m, *args, mode=mode, backend=backend, **kw)
+    return np.asarray(p(*p.inputs), dtype=np.float64)
+
+
+def _rel(a, b) -> float:
+    a, b = np.ravel(a), np.ravel(b)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+@pytest.mark.parametrize("device", ["cpu", "wasm"])
+@pytest.mark.parametrize("name", MODELS)
+def test_f_and_tf_grad_are_jaxs_to_float32_accuracy(name, device):
+    m = _model(name)
+    args = m.setup(N)
+    for mode in ("primal", "reverse"):
+        exact = _value(m, args, mode, "jax", precision="float64")
+        # JAX's own float32 run: how far float32 rounding alone takes this f from float64
+        f32 = _value(m, args, mode, "jax", precision="float32")
+        got = _value(m, args, mode, "tfjs", device=device)
+        assert got.shape == exact.shape, mode
+        assert np.all(np.isfinite(got)), mode
+        tol = max(1e-5, 20 * _rel(f32, exact))
+        assert _rel(got, exact) <= tol, (mode, _rel(got, exact), tol)
+
+
+def test_derivative_runs_in_float32_unasked_and_says_so():
+    m = _model("rosenbrock")
+    x = m.setup(N)[0]
+    p = adlab.prepare(m, x, backend="tfjs")
+    assert p.precision == "float32"
+    g = adlab.derivative(m, x, backend="tfjs")
+    ref = adlab.derivative(m, x, backend="jax", precision="float64")
+    assert _rel(g, ref) < 1e-5
+    with pytest.raises(ValueError, match="float32 only"):
+        adlab.derivative(m, x, backend="tfjs", precision="float64")
+
+
+def test_a_sweep_in_float64_runs_reverse_tfjs_in_float32_and_its_records_say_so():
+    records = list(adlab.bench("rosenbrock", sizes=[4], modes=["reverse(tfjs)", "reverse"],
+                               precision="float64", repeats=3, interval_width=None,
+                               target_s=0.001, warn=False))  # fmt: skip
+    by_backend = {r.backend: r for r in records}
+    assert by_backend["tfjs"].precision == "float32"
+    assert by_backend["jax"].precision == "float64"
+    assert by_backend["tfjs"].device == "cpu"
+
+
+@pytest.mark.parametrize(("mode", "says"), [("forward", "forward-mode AD"),
+                                            ("complex-step", "no complex-step")])  # fmt: skip
+def test_forward_and_complex_step_are_refused_with_the_reason(mode, says):
+    m = _model("rosenbrock")
+    with pytest.raises(ValueError, match=says):
+        adlab.derivative(m, m.setup(N)[0], mode=mode, backend="tfjs")
+
+
+def test_webgl_is_refused_in_node_with_the_reason():
+    m = _model("rosenbrock")
+    with pytest.raises(ValueError, match="browser only"):
+        adlab.derivative(m, m.setup(N)[0], backend="tfjs", device="webgl")
+
+
+def test_an_uncovered_operation_names_the_users_line():
+    src = ("def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+           "def f(x):\n    y = np.sum(x ** 2)\n    return np.sort(x)[0] + y\n")  # fmt: skip
+    m = adlab.Model.from_source(src, name="sorted")
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.derivative(m, m.setup(N)[0], backend="tfjs")
+    assert info.value.lineno == 7
+    assert "'sort'" in str(info.value) and "TensorFlow.js" in str(info.value)
+
+
+@pytest.mark.parametrize("scheme", ["central", "g9"])
+def test_differences_on_the_translated_f_approach_the_gradient(scheme):
+    m = _model("rosenbrock")  # f ~ 1e3: G9's first step, 1e-6 f, moves x in float32
+    args = m.setup(N)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "numeric", "tfjs", scheme=scheme)
+    assert _rel(got, exact) < 1e-2  # float32 differences: about eps32 ** (2/3)
+
+
+def test_g9_refuses_a_step_float32_cannot_take():
+    """normal_logpdf's f is negative: G9 starts at step 1e-8, which leaves x unchanged in
+    float32: its slopes would be 0, a wrong gradient; refused with the reason."""
+    m = _model("normal_logpdf")
+    with pytest.raises(adlab.ModelError, match="float32"):
+        adlab.derivative(m, *m.setup(N), mode="numeric", scheme="g9", backend="tfjs")
+
+
+def test_a_vector_fs_jacobian_is_one_tf_grad_per_row():
+    m = _model("bvp_residual")
+    args = m.setup(N)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs")
+    assert got.shape == (N, N) and _rel(got, exact) < 1e-5
+
+
+def test_repeated_calls_leave_no_tensor_behind():
+    backend = get_backend("tfjs")
+    for device in ("cpu", "wasm"):
+        m = _model("gmm")
+        p = adlab.prepare(m, *m.setup(N), backend="tfjs", device=device)
+        p(*p.inputs)
+        before = backend.tensors()
+        for _ in range(5):
+            p(*p.inputs)
+            p(p.inputs[0] + 0.01, *p.inputs[1:])  # a new x each time
+        assert backend.tensors() == before, device
+
+
+def test_the_bundle_is_built_from_its_pinned_sources():
+    """The bundle's first line carries the hash of js/tfjs's sources (build.mjs)."""
+    here = ROOT / "js" / "tfjs"
+    digest = hashlib.sha256()
+    for name in ("package.json", "package-lock.json", "src/index.js", "src/util.js"):
+        digest.update(name.encode() + b"\0")
+        digest.update((here / name).read_bytes())
+    bundle = ROOT / "adlab" / "engine" / "backends" / "tfjs" / "static" / "tfjs.min.js"
+    with bundle.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    assert digest.hexdigest() in first and "4.22.0" in first
