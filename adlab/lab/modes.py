@@ -136,3 +136,10 @@ def _refusal(only: Sequence[str] | None, frameworks: Iterable[str], what: str
         hint = f"not on {' or '.join(KNOWN[f].label for f in ticked)}"
     which = names if len(labels) == 1 else "one of them"
     return Refusal(hint, f"{what} runs on {names} only yet: tick {which} to measure it")
+
+
+def on_device(variant: str, device: str) -> str:
+    """A TF.js variant on TF.js's ``device`` (``reverse(tfjs,wasm)``); others as they are."""
+    if device == "cpu" or "(tfjs" not in variant or not variant.endswith(")"):
+        return variant
+    return f"{variant[:-1]},{device})"

@@ -72,6 +72,7 @@ class PageRunner(anywidget.AnyWidget):
         self._forgotten: list[tuple[int, int]] = []
         self.generation = new_generation()  # a new one at each hello: a page reloaded
         self.version: str | None = None
+        self.answered = 0  # requests the page has answered: the runs it took
         self.on_msg(self._received)
 
     # ------------------------------------------------------------ the page
@@ -116,6 +117,7 @@ class PageRunner(anywidget.AnyWidget):
             self._send_line({**msg, "seq": seq})
             answer = self._await(lambda a: a.get("op") == "line" and _seq_of(a) == seq, timeout)
         out = json.loads(answer["line"])
+        self.answered += 1
         if "error" in out:
             raise JsError(out["error"], out.get("kind", "js"))
         return out

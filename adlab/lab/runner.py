@@ -11,6 +11,7 @@ there. It never touches a trait: the Lab applies the events on its UI side.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -19,11 +20,13 @@ from typing import Any
 
 from .._vocab import Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES, step_errors
+from ..engine.backends.js.transport import running_in
 from ..engine.model.source import Model
 from ..measure import bench
 from ..measure.advisor import advice_from
 from ..measure.findings import Crossover, computes, tied_pairs
 from ..measure.floor import noisy
+from ..measure.series import parse_variant
 from .patterns import SparsityShown, colors_notes, patterns
 from .plan import plan
 
@@ -65,6 +68,7 @@ class Job:
     options: dict[str, Any] = field(default_factory=dict)
     steps: bool = True
     delay: float = 0.0
+    page: Any = None  # the Lab's page runner, where JavaScript series run (None: Node)
 
 
 @dataclass
@@ -126,43 +130,63 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
             emit("note", chosen.note())
         if not chosen.variants:
             raise ValueError(f"nothing can run. {chosen.note()}")
-        # warn=False: a warning from the worker thread would reach no one; a note does
-        sweep = bench(job.model, job.sizes, list(chosen.variants), scheme=job.scheme,
-                      jit=job.jit, precision=job.precision, warn=False,
-                      **job.options)  # fmt: skip
-        emit("total", sweep.total)
-        try:
-            for i, record in enumerate(sweep):
-                if superseded():
-                    return
-                if i == 0:  # the machine's noise was measured before the first size
-                    _noise_note(record, emit)
-                emit("record", record)
-                if superseded():  # stop before the next measurement starts
-                    return
-        finally:
-            sweep.close()
-        # the advisor's verdict at the slider's n, from the records just measured: one per
-        # derivative computed (a gradient is not an alternative to a Hessian)
-        groups: dict[str, list[Record]] = {}
-        for r in sweep.records:
-            groups.setdefault(computes(r), []).append(r)
-        primals = groups.pop("primal", [])
-        for group in groups.values():
-            emit("note", advice_from([*primals, *group], job.n, job.model.name).describe())
-        for note in colors_notes(sweep.records):
-            emit("note", note)
-        for shown in patterns(job.model, chosen.variants, job.sizes, job.precision):
-            if superseded():
-                return
-            emit("pattern", shown)
-        if job.steps and not _steps(job, emit, superseded):
-            return
-        emit("done", None)
+        with _javascript_runs_in(job, chosen.variants, emit):
+            _sweep(job, chosen, emit, superseded)
     except DrainError:
         raise
     except Exception as exc:
         emit("failed", exc)
+
+
+#: the frameworks whose series run in the Lab's page when one is attached
+JS_IN_PAGE = ("js", "tfjs")
+
+
+def _javascript_runs_in(job: Job, variants: Sequence[str], emit: Callable[[str, Any], None]):
+    """The page (falling back to Node) for a run with JavaScript series and a page attached."""
+    if job.page is None or not any(parse_variant(v).backend in JS_IN_PAGE for v in variants):
+        return contextlib.nullcontext()
+    from .page_runner import PageOrNode, describe
+
+    emit("note", describe(job.page.facts))
+    return running_in(PageOrNode(job.page, lambda text: emit("note", text)))
+
+
+def _sweep(job: Job, chosen: Any, emit: Callable[[str, Any], None],
+           superseded: Callable[[], bool]) -> None:  # fmt: skip
+    # warn=False: a warning from the worker thread would reach no one; a note does
+    sweep = bench(job.model, job.sizes, list(chosen.variants), scheme=job.scheme,
+                  jit=job.jit, precision=job.precision, warn=False,
+                  **job.options)  # fmt: skip
+    emit("total", sweep.total)
+    try:
+        for i, record in enumerate(sweep):
+            if superseded():
+                return
+            if i == 0:  # the machine's noise was measured before the first size
+                _noise_note(record, emit)
+            emit("record", record)
+            if superseded():  # stop before the next measurement starts
+                return
+    finally:
+        sweep.close()
+    # the advisor's verdict at the slider's n, from the records just measured: one per
+    # derivative computed (a gradient is not an alternative to a Hessian)
+    groups: dict[str, list[Record]] = {}
+    for r in sweep.records:
+        groups.setdefault(computes(r), []).append(r)
+    primals = groups.pop("primal", [])
+    for group in groups.values():
+        emit("note", advice_from([*primals, *group], job.n, job.model.name).describe())
+    for note in colors_notes(sweep.records):
+        emit("note", note)
+    for shown in patterns(job.model, chosen.variants, job.sizes, job.precision):
+        if superseded():
+            return
+        emit("pattern", shown)
+    if job.steps and not _steps(job, emit, superseded):
+        return
+    emit("done", None)
 
 
 def _noise_note(record: Record, emit: Callable[[str, Any], None]) -> None:

@@ -38,9 +38,9 @@ from ..engine.model.source import Model
 from ..measure.findings import crossovers
 from ..report import to_csv, to_json
 from .model_state import ModelEditing
-from .saved_edits import Edits
-from .modes import nothing_chosen, variants
+from .modes import nothing_chosen, on_device, variants
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
+from .saved_edits import Edits
 from .sources import resolve
 from .traits import (
     DEFAULT_COMPOSITIONS,
@@ -121,6 +121,9 @@ class LabState(ModelEditing):
         self.steps_n_max = int(steps_n_max)
         self.edits = edits if isinstance(edits, Edits) else Edits(edits)
         self._originals: dict[str, str] = {}
+        #: the Lab's page runner (``page_runner.PageRunner``), set by the view: JavaScript
+        #: series run in the page while it is attached; None (no page): in Node
+        self.page: Any = None
         if self.fixed_sizes:
             self.n_max = max(N_MAX, *self.fixed_sizes)
         self.n = n if n is not None else (max(self.fixed_sizes) if self.fixed_sizes else DEFAULT_N)
@@ -144,11 +147,12 @@ class LabState(ModelEditing):
     def variants(self) -> list[str]:
         """The bench variants (= series labels): each selected mode on each framework
         (a second-order one in each composition; see ``modes.variants``)."""
-        return variants(self.modes, self.frameworks, self.scheme, self.compositions,
-                        self.sparse)  # fmt: skip
+        chosen = variants(self.modes, self.frameworks, self.scheme, self.compositions,
+                          self.sparse)  # fmt: skip
+        return [on_device(v, self.device) for v in chosen]
 
     @observe("n", "modes", "compositions", "sparse", "frameworks", "scheme", "jit", "precision",
-             "model")  # fmt: skip
+             "device", "model")  # fmt: skip
     def _settings_changed(self, change: dict) -> None:
         if self._quiet or change["new"] == change["old"]:
             return
@@ -171,7 +175,8 @@ class LabState(ModelEditing):
             if not self.variants:
                 self.status = nothing_chosen(self.modes)
                 return
-            self._begin(delay=0.0)
+            # a cell that waits keeps the kernel from hearing the page: Node runs JS then
+            self._begin(delay=0.0, in_page=not wait)
         if wait:
             self.wait(timeout)
 
@@ -206,8 +211,10 @@ class LabState(ModelEditing):
             raise self.bugs[0]
         return True
 
-    def _begin(self, delay: float) -> None:
-        """Replace the current run by a new one (called under ``lock``)."""
+    def _begin(self, delay: float, in_page: bool = True) -> None:
+        """Replace the current run by a new one (called under ``lock``); its JavaScript
+        series run in the page where ``in_page`` and a page is attached."""
+        page = self.page if in_page and getattr(self.page, "attached", False) else None
         self._generation += 1
         job = Job(
             generation=self._generation,
@@ -222,6 +229,7 @@ class LabState(ModelEditing):
             options=dict(self.options),
             steps=self.with_steps,
             delay=delay,
+            page=page,
         )
         self._total = 0
         self._notes = []

@@ -37,6 +37,8 @@ DEFAULT_COMPOSITIONS: tuple[str, ...] = ("forward-over-reverse",)
 FRAMEWORK_CHOICES: tuple[str, ...] = BACKENDS
 #: JAX, and plain NumPy's finite differences as the framework-free baseline
 DEFAULT_FRAMEWORKS: tuple[str, ...] = ("jax", "numpy")
+#: TF.js's backends, the Lab's device choice for TF.js series
+TFJS_DEVICES: tuple[str, ...] = ("cpu", "wasm", "webgl")
 DEFAULT_N = 1000
 N_MAX = 10_000
 
@@ -65,6 +67,9 @@ class LabTraits(HasTraits):
         "True: each framework's compiler; False: every one eagerly",
     )  # fmt: skip
     precision = Enum(PRECISIONS, default_value="float64")
+    device = Enum(TFJS_DEVICES, default_value="cpu",
+                  help="the TF.js backend of the TF.js series (webgl in headless Chromium is "
+                  "SwiftShader: software)")  # fmt: skip
     show_compile = Bool(False)
     running = Bool(False)
     progress = Float(0.0)

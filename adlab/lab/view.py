@@ -32,6 +32,7 @@ from .choices import (
 from .code_editor import CodeEditor
 from .liveplot import LivePlot
 from .modes import FIRST_ORDER, SECOND_ORDER
+from .page_runner import PageRunner, describe
 from .state import LabState
 
 _STYLE = """<style>
@@ -127,6 +128,15 @@ class Lab(w.VBox):
             layout=w.Layout(width="220px"),
         )  # fmt: skip
         self.jit_toggle = jit_buttons(s)
+        # JavaScript series run in this page, where it answers (else Node): the line says which
+        self.page_runner = PageRunner(shown=describe({}))
+        s.page = self.page_runner
+        self.device_toggle = w.ToggleButtons(
+            options=list(type(s).device.values), value=s.device, description="TF.js",
+            tooltips=["TF.js's cpu backend (plain JavaScript)", "TF.js's wasm backend (XNNPACK)",
+                      "TF.js's webgl backend: in headless Chromium SwiftShader, software only"],
+            style={"button_width": "64px"},
+        )  # fmt: skip
         self.precision_toggle = w.ToggleButtons(
             options=list(type(s).precision.values), value=s.precision,
             style={"button_width": "72px"},
@@ -151,6 +161,9 @@ class Lab(w.VBox):
             (self.progress_bar, "adlab-progress"),
             *((box, f"adlab-mode-{m}") for m, box in self.mode_checkboxes.items()),
             (self.sparse_toggle, "adlab-sparse"),
+            (self.page_runner, "adlab-where"),
+            (self.device_toggle, "adlab-device"),
+            *((box, f"adlab-framework-{f}") for f, box in self.framework_checkboxes.items()),
         ):
             widget.add_class(hook)
 
@@ -167,6 +180,8 @@ class Lab(w.VBox):
                 w.HBox([w.HTML("<b>Sparse</b>&nbsp;"), self.sparse_toggle]),
                 w.HTML("<b>Frameworks</b>"),
                 row(self.framework_checkboxes.values()),
+                self.device_toggle,
+                self.page_runner,
                 self.scheme_dropdown,
                 self.jit_toggle,
                 self.precision_toggle,
@@ -191,6 +206,8 @@ class Lab(w.VBox):
         traitlets.link((self.n_slider, "value"), (s, "n"), transform=(round, float))
         traitlets.link((self.scheme_dropdown, "value"), (s, "scheme"))
         traitlets.link((self.precision_toggle, "value"), (s, "precision"))
+        traitlets.link((self.device_toggle, "value"), (s, "device"))
+        traitlets.dlink((self.page_runner, "facts"), (self.page_runner, "shown"), describe)
         traitlets.link((self.compile_toggle, "value"), (s, "show_compile"))
         traitlets.dlink((s, "progress"), (self.progress_bar, "value"))
         traitlets.dlink((s, "status"), (self.status_label, "value"), html.escape)
@@ -347,6 +364,7 @@ for _name, _doc in {
     "jit": "None: each framework as its users run it (JAX jitted, the others eager); "
     "True: each framework's compiler; False: all eagerly.",
     "precision": '"float64" or "float32".',
+    "device": "TF.js's backend for the TF.js series: cpu, wasm or webgl.",
     "show_compile": "Whether the time plot shows compile times.",
     "model_name": "The model being edited (the dropdown).",
 }.items():

@@ -50,7 +50,7 @@ def current() -> Transport | Node:
 
 
 def where() -> str:
-    """"browser" while this thread's programs run in a page, else "node"."""
+    """Where this thread's programs run: "browser" in a page, else "node"."""
     return getattr(current(), "where", "node")
 
 

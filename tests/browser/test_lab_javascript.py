@@ -1,0 +1,138 @@
+"""JavaScript series in the Lab's own page: ticked in JupyterLab in Chromium, run and timed there.
+
+The notebook (written here, not one of the tutorials) shows a Lab with JAX ticked. The test
+ticks JavaScript (and TF.js, where that backend is in adlab) as a person would, presses Run,
+and checks from the kernel that the series ran in the page: its page runner answered, the
+records say where="browser" (where records have that field), their values agree with JAX's
+(the record's error against the float64 reference), and the legends name the series. The
+Lab's line on where JavaScript runs names the page's browser, and says WebGL is software.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from adlab._vocab import BACKENDS
+
+from .test_lab_browser import (
+    DONE,
+    assert_rendered_cleanly,
+    lab_server,  # noqa: F401 - the fixture
+    legend_labels,
+    run_all_finished,
+    wait_for_kernel_idle,
+    wait_until,
+    watch_status,
+)
+
+NOTEBOOK = "javascript_in_the_page.ipynb"
+CELLS = [
+    "import adlab\n"
+    "lab = adlab.Lab('normal_logpdf', sizes=[3, 10], n=10, modes=['reverse'],\n"
+    "                frameworks=['jax'], steps=False, budget_s=1.0)\n"
+    "lab",
+]
+# what the kernel prints of the run, read back from the cell's output
+REPORT = (
+    "import json\n"
+    "print('REPORT' + json.dumps({\n"
+    "    'ran': bool(lab.results) and not lab.running,\n"
+    "    'answered': lab.page_runner.answered,\n"
+    "    'facts': lab.page_runner.facts,\n"
+    "    'records': [dict(label=r.label, backend=r.backend, error=r.error,\n"
+    "                     where=getattr(r, 'where', 'no field'), median_s=r.median_s)\n"
+    "                for r in lab.results],\n"
+    "}))"
+)
+
+
+@pytest.fixture
+def javascript_notebook(notebooks_copy: Path) -> Path:
+    cells = [nbformat.v4.new_code_cell(c) for c in (*CELLS, REPORT)]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}  # fmt: skip
+    path = notebooks_copy / NOTEBOOK
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(480, method="signal")
+def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, browser_page,  # noqa: F811
+                                           screenshots):  # fmt: skip
+    page, console = browser_page
+    frameworks = ["js", *(["tfjs"] if "tfjs" in BACKENDS else [])]
+
+    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+    wait_for_kernel_idle(page, timeout=120)
+    page.locator(".lm-MenuBar-item", has_text="Run").click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
+    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
+    lab.wait_for(timeout=60_000)
+
+    # the page has said hello: the Lab's line names the browser and WebGL's renderer
+    where = lab.locator(".adlab-where")
+    wait_until("the Lab's line on where JavaScript runs",
+               lambda: "run in this page" in where.inner_text(), timeout=60)  # fmt: skip
+    line = where.inner_text()
+    assert "Chrome" in line and "not cross-origin isolated" in line, line
+    assert "WebGL is software" in line and "SwiftShader" in line, line
+
+    # tick JavaScript (and TF.js) as a person does, then Run
+    for name in frameworks:
+        box = lab.locator(f".adlab-framework-{name} input[type=checkbox]")
+        box.scroll_into_view_if_needed()
+        assert box.is_enabled(), f"the {name} checkbox is greyed out"
+        box.check()
+    status = lab.locator(".adlab-status")
+    lab.locator(".adlab-run button, button.adlab-run").first.click()
+    seen = watch_status(status, until=DONE, timeout=300)
+    assert "run in this page" in seen[-1], seen[-1]
+    page.screenshot(path=screenshots / "ran.png", timeout=30_000)
+
+    # the series are drawn: the legends name them
+    labels = {"reverse(js)", *(["reverse(tfjs)"] if "tfjs" in frameworks else [])}
+    wait_until(f"{labels} in the legends", lambda: labels <= legend_labels(page), timeout=30)
+    assert_rendered_cleanly(page, console)
+
+    # from the kernel: the page answered, and the records say where and agree with JAX
+    report = kernel_report(page)
+    assert report["answered"] > 0, report
+    by_backend: dict[str, list[dict]] = {}
+    for r in report["records"]:
+        by_backend.setdefault(r["backend"], []).append(r)
+    for name in frameworks:
+        rows = [r for r in by_backend.get(name, []) if r["label"] in labels]  # the ticked series
+        assert rows, f"no {name} records: {report['records']}"
+        for r in rows:
+            assert r["where"] in ("browser", "no field"), r  # the field comes with issue 25
+            assert r["median_s"] and r["median_s"] > 0, r
+            assert r["error"] is not None, r  # its error against JAX float64's reference
+            assert r["error"] < (1e-4 if name == "tfjs" else 1e-10), r
+    print("page facts:", json.dumps(report["facts"]))
+    print("records:", *report["records"], sep="\n  ")
+
+
+def kernel_report(page) -> dict:
+    """Run the notebook's last cell again (it prints the run's facts as JSON) and read them."""
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(len(CELLS))
+    cell.scroll_into_view_if_needed()
+
+    def report() -> dict | None:
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")  # runs it in place
+        wait_for_kernel_idle(page, timeout=60)
+        shown = cell.locator(".jp-OutputArea").inner_text()
+        text = re.search(r"REPORT(\{.*\})", shown, re.S)
+        facts = json.loads(text.group(1)) if text else {}
+        return facts if facts.get("ran") else None
+
+    return wait_until("the kernel's report of the run", report, timeout=60, every=1)
