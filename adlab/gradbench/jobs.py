@@ -57,14 +57,19 @@ class Options:
     scheme: str = "central"
     backend: str = DEFAULT
     jit: bool | None = None
-    precision: str = "float64"
+    precision: str | None = None  # None: the framework's own (float64; TF.js: float32)
+
+    @property
+    def used_precision(self) -> str:
+        """``precision``, or where it is None the framework's own (TF.js: float32)."""
+        return self.precision or KNOWN[self.backend].precisions[0]
 
     def config(self) -> dict[str, Any]:
         """The ``config`` of the ``start`` response: what produced these answers."""
         config: dict[str, Any] = {"mode": self.mode}
         if self.mode == "numeric":
             config["scheme"] = self.scheme
-        config.update(backend=self.backend, precision=self.precision)
+        config.update(backend=self.backend, precision=self.used_precision)
         config["jit"] = "framework default" if self.jit is None else self.jit
         return config
 
@@ -111,7 +116,7 @@ class Job:
     def _plan(kind: str, model: Model, o: Options) -> list[tuple[Callable, Callable]]:
         """(build, arrange) per prepared derivative the kind needs."""
         same = lambda a: a  # noqa: E731
-        common = dict(backend=o.backend, jit=o.jit, precision=o.precision)
+        common = dict(backend=o.backend, jit=o.jit, precision=o.used_precision)
         if kind == "primal":
             return [(lambda *a: prepare(model, *a, mode="primal", **common), same)]
         if kind == "sparse" and o.mode in ("forward", "reverse") and KNOWN[o.backend].sparse:
