@@ -324,8 +324,9 @@ class _Run:
                     async_floor_s=async_floor.median_s if async_floor else None)  # fmt: skip
         if pt.watch is not None and pt.watch.error is not None:
             pt.skipped = reason(pt.watch.error)
-        if getattr(pt.watch, "where", None) is not None:  # timed in a JavaScript runtime
-            base["where"] = pt.watch.where
+        if getattr(pt.watch, "where", None) is not None:  # timed in a JavaScript runtime:
+            base["where"] = pt.watch.where  # the one that timed it names itself
+            base["env"] = {**base["env"], **pt.watch.env}
         if pt.skipped:
             return Record(**base, skipped=pt.skipped)
         p, notes = pt.prepared, pt.notes

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Backend, Program
-from .node import node, node_path
+from .node import node_path
 from .program import JsFunction
 
 #: why complex step cannot run here, in words
@@ -82,8 +82,9 @@ class JsBackend(Backend):
         """Node's version, and in ``env`` what records say of the runtime (its version,
         the timer's resolution: ``timer.environment``)."""
         from .timer import environment
+        from .transport import current
 
-        n = node()
+        n = current()  # Node, or the Lab's page where this thread's programs run there
         n.ensure()
         return {"version": n.version, "device": "cpu", "runtime": "node", "node": node_path(),
                 "env": environment(n)}  # fmt: skip

@@ -53,7 +53,8 @@ class JsTimer:
         """Warm-up and the loop count, in the runtime: ``first_s`` (the program's first call,
         alone), ``warm_s``, ``loops``, ``sample_s`` (the first repeat, seconds per call) and
         ``env`` (the runtime, its version, the timer's resolution, cross-origin isolation)."""
-        return self._ask({"op": "time_start", "target_s": target_s, "budget_s": budget_s})
+        started = self._ask({"op": "time_start", "target_s": target_s, "budget_s": budget_s})
+        return {**started, "env": runtime_env(started.get("env") or {})}
 
     def repeats(self, k: int = 1) -> list[float]:
         """``k`` more repeats: seconds per call of each."""
@@ -61,11 +62,14 @@ class JsTimer:
 
 
 def environment(transport: Any) -> dict[str, Any]:
-    """What records' ``env`` says of a JavaScript runtime (``timing.js``'s ``describe``):
-    ``js_runtime`` ("node" or "browser"), ``js_runtime_version`` (Node's version or the
-    browser's user agent), ``timer``, ``timer_resolution_s``, ``cross_origin_isolated``
-    (None outside a page)."""
-    d = transport.request({"op": "describe"})
+    """What records' ``env`` says of the JavaScript runtime ``transport`` runs (``runtime_env``)."""
+    return runtime_env(transport.request({"op": "describe"}))
+
+
+def runtime_env(d: dict[str, Any]) -> dict[str, Any]:
+    """Records' ``env`` fields from ``timing.js``'s ``describe``: ``js_runtime`` ("node" or
+    "browser"), ``js_runtime_version`` (Node's version or the browser's user agent),
+    ``timer``, ``timer_resolution_s``, ``cross_origin_isolated`` (None outside a page)."""
     return {
         "js_runtime": d.get("runtime"),
         "js_runtime_version": d.get("runtime_version"),
