@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.second import hessian, hvp
 from .reference import Reference, reference
 
 #: the reference's composition, then the one it is checked against
@@ -32,8 +33,6 @@ def hessian_reference(
     ``derive(composition)``, when given, computes it instead (a sweep passes
     its own compiled ones). Raises what forward-over-reverse raises.
     """
-    from ..engine.second import hessian, hvp  # the engine; imported late, as reference does
-
     if derive is None:
 
         def derive(mode: str) -> Any:

@@ -26,6 +26,7 @@ from ..engine.compare import FLOOR as FLOOR
 from ..engine.compare import max_relative_error as max_relative_error
 from ..engine.compare import max_relative_size as max_relative_size
 from ..engine.compare import normwise_relative_error as normwise_relative_error
+from ..engine.derivative import derivative
 
 #: forward and reverse float64 must agree to this, normwise relative
 AGREEMENT = 1e-13
@@ -74,8 +75,6 @@ def reference(
     asked for: the reference's, then the check's (a Hessian's are two compositions,
     ``adlab.accuracy.hessian_reference``).
     """
-    from ..engine.derivative import derivative  # the engine; imported late to avoid a cycle
-
     if derive is None:
 
         def derive(mode: str) -> Any:

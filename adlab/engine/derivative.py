@@ -162,7 +162,7 @@ def prepare(
         return _guarded(model, location, eager_cures if traced else False, thunk)
 
     # errors in the terms of this backend, even where adlab traces f with JAX to check it
-    with precision_scope(precision), running_on(backend, mode):
+    with precision_scope(precision), running_on(backend, mode, rule.order):
         inputs = backend_inputs(all_args, precision, backend, indices)
         out = impl.probe(f, all_args, inputs, jit, guard)
         out_shape = _check_out(model, out, location)

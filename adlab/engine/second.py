@@ -22,6 +22,7 @@ from .derivative import DerivativeInfo, UntrustedWarning, prepare
 from .model.source import Model, normalize_wrt
 from .modes.hessian import BACKENDS, NAMES, NotScalar, refusal
 from .prepared import Prepared
+from .sparse import prepare_sparse
 
 #: JAX's float64 compositions that are the Hessian's reference (``compare.crosscheck``)
 ROUTES = ("forward-over-reverse", "reverse-over-reverse")
@@ -97,8 +98,6 @@ def prepare_hessian(
     i = _index(model, wrt, 1 + len(args))
     try:
         if sparse:
-            from .sparse import prepare_sparse
-
             return prepare_sparse(model, x, *args, kind="hessian", composition=mode, wrt=i,
                                   jit=jit is not False, precision=precision,
                                   backend=backend)  # fmt: skip

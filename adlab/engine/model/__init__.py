@@ -1,4 +1,9 @@
-"""A model's source: parsed, folded, run under each backend, its lines named in errors."""
+"""A model's source: parsed, folded, run under each backend, its lines named in errors.
+
+``Model`` is imported from ``model.source``, not from here: it runs its source on the
+backends, and the backends build on the rest of this folder (precision, args, the
+user's line), so loading this folder must not load ``source`` (an import cycle).
+"""
 
 from .args import backend_inputs as backend_inputs
 from .args import cast_args as cast_args
@@ -10,9 +15,6 @@ from .precision import dtype_of as dtype_of
 from .precision import precision_scope as precision_scope
 from .precision import restore_x64 as restore_x64
 from .precision import swap_x64 as swap_x64
-from .source import Model as Model
-from .source import is_model_source as is_model_source
-from .source import normalize_wrt as normalize_wrt
 from .userline import REMEDIES as REMEDIES
 from .userline import TRACER_ERRORS as TRACER_ERRORS
 from .userline import eqn_frames as eqn_frames

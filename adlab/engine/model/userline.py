@@ -83,33 +83,25 @@ def remedy(kind: str) -> str | None:
 
 
 # ---------------------------------------------------------------- backend
-#: the backend and mode a derivative was asked of (None: not known; the backend is then
-#: the failing line's own)
-_running: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+#: the backend, mode and order a derivative was asked of (None: not known; the backend is
+#: then the failing line's own)
+_running: contextvars.ContextVar[tuple[str, str | None, int] | None] = contextvars.ContextVar(
     "adlab_running", default=None
 )
 
 
 @contextlib.contextmanager
-def running_on(backend: str, mode: str | None = None) -> Iterator[None]:
+def running_on(backend: str, mode: str | None = None, order: int = 1) -> Iterator[None]:
     """Errors raised inside this block are said in ``backend``'s terms: where adlab
     traces f with JAX for another backend (complex step's check), a JAX message is
-    not the user's framework's. ``mode``: what advice fits (a Hessian's is not a
+    not the user's framework's. ``mode`` and its ``order`` (the mode's ``Rule.order``,
+    given by the caller, which knows the mode): what advice fits (a Hessian's is not a
     gradient's)."""
-    token = _running.set((backend, mode))
+    token = _running.set((backend, mode, order))
     try:
         yield
     finally:
         _running.reset(token)
-
-
-def _second_order(mode: str | None) -> bool:
-    from ..modes import get_rule
-
-    try:
-        return mode is not None and get_rule(mode).order == 2
-    except ValueError:
-        return False
 
 
 # --------------------------------------------------------------- locating
@@ -201,12 +193,13 @@ def _other_modes(running: str) -> str:
 
 
 def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
-                  ran: str | None, mode: str | None) -> tuple[str, str] | None:  # fmt: skip
+                  ran: str | None, mode: str | None, order: int
+                  ) -> tuple[str, str] | None:  # fmt: skip
     """(message, hint) for Python control flow, or NumPy, on a value a framework traces,
     in the terms of the framework the user runs (``running``); None for other errors."""
     where_np = "Use np.where(cond, a, b) instead"
     eager, numpy = remedy("eager"), remedy("numpy")
-    if _second_order(mode):  # NumPy takes no Hessians, and a batched composition stays so
+    if order == 2:  # NumPy takes no Hessians, and a batched composition stays so
         composition = remedy("composition")
         eager = numpy = composition and composition.format(mode=mode)
     or_numpy = f", or {numpy}." if numpy else "."
@@ -272,12 +265,12 @@ def translate(
     line = source_line(tb.tb_frame.f_code.co_filename, lineno)
     expr = explain.failing_expression(tb)
     ran = explain.frame_framework(tb.tb_frame)
-    running, mode = _running.get() or (None, None)
+    running, mode, order = _running.get() or (None, None, 1)
     running = running or ran or "jax"
     hint = f"fix line {lineno} of the model and run again"
     reason = None
     gap = explain.framework_gap(exc, expr)
-    flow = None if gap else _control_flow(exc, expr, jit, running, ran, mode)
+    flow = None if gap else _control_flow(exc, expr, jit, running, ran, mode, order)
     said = None if gap or flow else explain.jax_refusal(exc, expr, "use " + _other_modes(running))
     if gap or flow or said:
         reason, hint = gap or flow or said

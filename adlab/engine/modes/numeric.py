@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import g9
 from ._perturb import to_jacobian
 from ._registry import Built, Spec, Stepping, pick, register
 
@@ -114,8 +115,6 @@ def numeric(spec: Spec) -> Built:
     if own is not None:  # a backend that runs outside Python takes them in its own runtime
         return own(spec)
     if spec.scheme == "g9":  # G9.js's gradient: its step shrinks by decisions on f's values
-        from . import g9
-
         return g9.build(spec)
     _check_scheme(spec.scheme)
     richardson = spec.scheme == "richardson"
