@@ -39,6 +39,7 @@ import json
 import os
 import subprocess
 import tempfile
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -49,6 +50,7 @@ from adlab.catalog import load_model
 from adlab.engine.backends.js.node import node_path
 from adlab.engine.backends.js.program import emitted
 from adlab.measure.findings import compare, crossovers, significant
+from adlab.measure.series import parse_variant
 from adlab.measure.sweep import bench
 
 SIZES = (1, 10, 50, 100, 200, 500, 1000)
@@ -295,7 +297,6 @@ def in_chromium(sizes: list[int], modes: list[str]) -> dict | str:
     import adlab
     from adlab.engine.backends.js.node import node
     from adlab.engine.backends.js.transport import running_in
-    from adlab.measure.series import parse_variant
 
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
@@ -369,7 +370,9 @@ def main() -> None:
               "adlab's BACKENDS yet\n")  # fmt: skip
     load = os.getloadavg()[0]
     for k in range(a.sweeps):
-        records = list(bench("g9_graphics", sizes, modes, warn=False))
+        # each series named as written here (TF.js's would read "reverse(tfjs,float32)")
+        named = [replace(parse_variant(m), label=m) for m in modes]
+        records = list(bench("g9_graphics", sizes, named, warn=False))
         r0 = next(r for r in records if r.where)
         env = r0.env
         print(f"sweep {k + 1}: g9_graphics, ms per gradient, in {env['js_runtime']} "
