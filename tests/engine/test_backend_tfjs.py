@@ -77,6 +77,7 @@ def test_a_sweep_in_float64_runs_reverse_tfjs_in_float32_and_its_records_say_so(
     assert by_backend["tfjs"].precision == "float32"
     assert by_backend["jax"].precision == "float64"
     assert by_backend["tfjs"].device == "cpu"
+    assert by_backend["tfjs"].env["tfjs_version"] == "4.22.0"
 
 
 @pytest.mark.parametrize(("mode", "says"), [("forward", "forward-mode AD"),
@@ -152,3 +153,17 @@ def test_the_bundle_is_built_from_its_pinned_sources():
     with bundle.open(encoding="utf-8") as fh:
         first = fh.readline()
     assert digest.hexdigest() in first and "4.22.0" in first
+
+
+def test_a_page_gets_the_files_by_the_names_the_runtimes_require():
+    """The Lab's page runs runtime.js with a require of its own: it finds TF.js's runtime
+    and bundle under the names runtime.js and runtime_tfjs.js ask for."""
+    from adlab.engine.backends.tfjs import page_modules
+
+    modules = page_modules()
+    folder = ROOT / "adlab" / "engine" / "backends"
+    asked = {"../tfjs/runtime_tfjs": folder / "js" / "runtime.js",
+             "static/tfjs.min": folder / "tfjs" / "runtime_tfjs.js"}  # fmt: skip
+    for name, by in asked.items():
+        assert f'require("{"./" if name.startswith("static") else ""}{name}.js")' in by.read_text()
+        assert len(modules[name]) > 1000

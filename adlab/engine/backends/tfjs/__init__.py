@@ -105,9 +105,12 @@ class TfjsBackend(JsBackend):
         return now
 
     def environment(self) -> dict[str, Any]:
+        """Node's (``js``'s), with TF.js's version and backend in ``env`` (what records'
+        ``env`` names)."""
         env = super().environment()
         return {**env, "version": VERSION, "device": self.device, "node_version": env["version"],
-                "tfjs_backend": self.device}  # fmt: skip
+                "env": {**env.get("env", {}), "tfjs_version": VERSION,
+                        "tfjs_backend": self.device}}  # fmt: skip
 
     def convert(self, args: tuple, precision: str) -> tuple:
         if precision != "float32":
