@@ -59,8 +59,8 @@
   // the tensors of f's arguments, x's left out: kept between calls while the same arrays
   function args(p) {
     const s = p.tfjs;
-    const out = new Array(p.inputs.length).fill(null);
-    for (let k = 0; k < p.inputs.length; k++) {
+    const out = new Array(s.shapes.length).fill(null); // f's arguments (a step array after them)
+    for (let k = 0; k < s.shapes.length; k++) {
       if (k === p.driver.x) continue;
       const a = p.inputs[k];
       if (s.seen[k] !== a) {
