@@ -43,10 +43,16 @@ class PageLost(RuntimeError):
 
 
 def runtime_modules() -> dict[str, str]:
-    """The runtime's files by module name: ``runtime`` and what it requires beside it."""
-    folder = resources.files("adlab.engine.backends.js")
-    return {Path(f.name).stem: f.read_text(encoding="utf-8")
-            for f in folder.iterdir() if f.name.endswith(".js")}  # fmt: skip
+    """The runtime's files by file name (no ``.js``): ``runtime``, what it requires beside
+    it (``timing``), and TF.js's runtime and bundle (``runtime_tfjs``, ``tfjs.min``: 1.8 MB,
+    parsed in the page only when a TF.js program is loaded)."""
+    backends = resources.files("adlab.engine.backends")
+    files = [*backends.joinpath("js").iterdir()]
+    tfjs = backends.joinpath("tfjs")
+    if tfjs.is_dir():
+        files += [*tfjs.iterdir(), *tfjs.joinpath("static").iterdir()]
+    return {f.name[:-3]: f.read_text(encoding="utf-8") for f in files
+            if f.is_file() and f.name.endswith(".js")}  # fmt: skip
 
 
 class PageRunner(anywidget.AnyWidget):

@@ -121,7 +121,8 @@ function boot(modules, main, answer) {
   };
   function require_(name) {
     if (name in builtins) return builtins[name];
-    const key = name.replace(/^\.\//, "").replace(/\.js$/, "");
+    // by file name: "./timing.js", "../tfjs/runtime_tfjs.js", "./static/tfjs.min.js"
+    const key = name.split("/").pop().replace(/\.js$/, "");
     if (cache.has(key)) return cache.get(key).exports;
     if (!(key in modules)) throw new Error(`the page has no module ${name}`);
     const module = { exports: {} };
