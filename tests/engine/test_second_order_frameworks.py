@@ -1,9 +1,10 @@
 """Hessians and HVPs on PyTorch, TensorFlow and autograd, against the JAX float64 reference.
 
-Each framework nests its own operators (``adlab/engine/backends/_second_*.py``);
-the reference is JAX's forward-over-reverse Hessian checked against its
-reverse-over-reverse one (``adlab.hessian_reference``). A composition a framework
-does not nest is refused with the reason and what it does run. TensorFlow's eager
+The compositions are written once (``adlab.engine.modes.hessian``) on each framework's
+push-forward, pull-back, Jacobian and nestable gradient; the reference is JAX's
+forward-over-reverse Hessian checked against its reverse-over-reverse one
+(``adlab.hessian_reference``). A composition a framework does not nest is refused
+with the reason and what it does run. TensorFlow's eager
 forward accumulators are slow to start, so TensorFlow runs its compositions on one
 small model and its fast one (reverse-over-reverse) on all three.
 """
@@ -11,13 +12,13 @@ small model and its fast one (reverse-over-reverse) on all three.
 from __future__ import annotations
 
 import functools
-import importlib
 import warnings
 
 import numpy as np
 import pytest
 
 import adlab
+from adlab.engine.backends import COMPOSITIONS, Backend, get_backend, inner_grad
 from adlab.engine.modes.hessian import NAMES, ON, WHY_NOT
 
 MODELS = ["logistic_regression", "normal_logpdf", "rosenbrock"]
@@ -115,14 +116,34 @@ def test_compiled_under_each_frameworks_compiler():
 
 
 def test_the_static_table_names_what_each_framework_nests():
-    """``ON`` (read without importing a framework) and the frameworks' operators agree."""
+    """``ON`` (the facts, read without importing a framework) and the frameworks' primitives
+    agree: a framework that nests has its own push-forward and pull-back; NumPy has none."""
+    assert COMPOSITIONS == NAMES  # the facts name the compositions hessian.py writes
     for fw in FRAMEWORKS:
-        module = importlib.import_module(f"adlab.engine.backends._second_{fw}")
-        assert set(module.NESTED) == set(ON[fw]) & set(NESTED)
-        assert "numeric" in ON[fw]
+        impl = type(get_backend(fw))
+        assert set(NESTED) <= set(ON[fw]) and "numeric" in ON[fw]
+        assert impl.pushforward is not Backend.pushforward
+        assert impl.pullback is not Backend.pullback
+    assert "numpy" not in ON and type(get_backend("numpy")).pushforward is Backend.pushforward
     assert ("complex-step" in ON["autograd"]) and all(
         (fw, "complex-step") in WHY_NOT for fw in ("torch", "tensorflow")
     )
+
+
+@pytest.mark.parametrize("fw", ["jax", "autograd"])
+def test_complex_step_of_the_gradient_takes_one_reverse_pass(fw):
+    """At a complex point the nestable gradient is the holomorphic reverse one (f once), as
+    complex step's f_evals counts it (n gradients), not n forward columns."""
+    calls = []
+
+    def f(y):
+        calls.append(1)
+        return (y**3).sum()
+
+    y = np.array([0.3, -0.5, 1.2]) + 1e-20j * np.eye(3)[1]
+    g = inner_grad.make(fw, "reverse", "float64")(f)(y)
+    assert len(calls) == 1
+    assert abs(np.asarray(g)[1].imag / 1e-20 - 6 * y[1].real) <= 1e-12
 
 
 @pytest.mark.parametrize(

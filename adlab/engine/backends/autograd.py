@@ -17,7 +17,7 @@ from typing import Any
 import autograd
 import autograd.numpy as anp
 import numpy as np
-from autograd.differential_operators import make_jvp
+from autograd.differential_operators import make_jvp, make_vjp
 
 from ..model.args import wrt_indices
 from . import _namespace, _numpy_meaning
@@ -72,6 +72,14 @@ class AutogradBackend(Backend):
             return tuple(out) if isinstance(wrt, tuple) else out[0]
 
         return jac
+
+    # autograd traces through its own operators, so these nest
+    def pushforward(self, f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
+        return make_jvp(f)(x)(v)
+
+    def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
+        pull, y = make_vjp(f)(x)
+        return y, pull(w)
 
     def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
         F = numpy_batch(f, args, i, np.stack(blocks, axis=1))

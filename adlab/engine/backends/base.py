@@ -229,6 +229,18 @@ class Backend:
         """The Jacobian (out_shape + x_shape) by columns (forward) or rows (reverse)."""
         raise NotImplementedError
 
+    # The two passes that second order nests (``adlab.engine.modes.hessian``), as in
+    # DifferentiationInterface.jl: f is a function of x alone, and what they return can be
+    # differentiated again by the same framework (f may itself take a derivative, of
+    # ``inner_grad``'s making). The gradient they nest over is ``inner_grad.make``'s.
+    def pushforward(self, f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
+        """Forward mode: (f(x), f'(x) v)."""
+        raise NotImplementedError
+
+    def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
+        """Reverse mode: (f(x), f'(x)^T w)."""
+        raise NotImplementedError
+
     # -------------------------------------------------- perturbed points
     def n_chunks(self, k: int, n: int) -> int:
         """How many chunks a batch of k points of size n is evaluated in (see JAX's)."""

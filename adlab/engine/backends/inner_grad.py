@@ -109,17 +109,18 @@ def _complex_refused(exc: BaseException) -> bool:
 
 def _jax(inner: str, precision: str) -> Callable:
     import jax
+    import jax.numpy as jnp
 
     def grad(fn: Callable) -> Callable:
         checked = _scalar(fn)
         forward = jax.jacfwd(checked)
         if inner == "forward":
             return forward
-        reverse = jax.grad(checked)
+        reverse, holomorphic = jax.grad(checked), jax.grad(checked, holomorphic=True)
 
         def at(*args: Any) -> Any:
-            try:
-                return reverse(*args)
+            try:  # at a complex y (complex step of a gradient), the holomorphic derivative
+                return (holomorphic if jnp.iscomplexobj(args[0]) else reverse)(*args)
             except TypeError as exc:  # raised while tracing: nothing ran twice
                 if not _complex_refused(exc):
                     raise
@@ -166,7 +167,7 @@ def _torch(inner: str, precision: str) -> Callable:
 def _tensorflow(inner: str, precision: str) -> Callable:
     import tensorflow as tf
 
-    from .tensorflow import own_rules
+    from .tensorflow import forward_jacobian, own_rules
 
     zero = tf.UnconnectedGradients.ZERO
     dtype = getattr(tf, precision)
@@ -199,13 +200,10 @@ def _tensorflow(inner: str, precision: str) -> Callable:
         checked = _scalar(fn)
 
         def at(y: Any, *rest: Any) -> Any:
-            y = fresh(y)
-            cols = []
-            for e in _unit_tangents(tuple(y.shape), y.dtype.as_numpy_dtype):
-                with tf.autodiff.ForwardAccumulator(y, tf.constant(e)) as acc:
-                    out = checked(y, *rest)
-                cols.append(acc.jvp(out, unconnected_gradients=zero))
-            return tf.reshape(tf.stack(cols), y.shape)
+            """One accumulator pass per unit tangent, vectorized inside a compiled function
+            (as first order's forward mode: a loop there would be unrolled n times)."""
+            args = (fresh(y), *rest)
+            return forward_jacobian(checked, args, 0, vectorized=not tf.executing_eagerly())
 
         return at
 
@@ -229,11 +227,13 @@ def _autograd(inner: str, precision: str) -> Callable:
         return at
 
     def reverse(fn: Callable) -> Callable:
-        d, by_columns = autograd.grad(_scalar(fn)), forward(fn)
+        checked = _scalar(fn)
+        d, holomorphic = autograd.grad(checked), autograd.holomorphic_grad(checked)
+        by_columns = forward(fn)
 
         def at(*args: Any) -> Any:
-            try:
-                return d(*args)
+            try:  # at a complex y (complex step of a gradient), the holomorphic derivative
+                return (holomorphic if np.iscomplexobj(args[0]) else d)(*args)
             except TypeError as exc:
                 if not _complex_refused(exc):
                     raise

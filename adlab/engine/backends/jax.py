@@ -103,6 +103,13 @@ class JaxBackend(Backend):
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         return jax_forward.jacfwd(f, wrt) if forward else jax.jacrev(f, argnums=wrt)
 
+    def pushforward(self, f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
+        return jax.jvp(f, (x,), (v,))
+
+    def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
+        y, pull = jax.vjp(f, x)
+        return y, pull(w)[0]
+
     def n_chunks(self, k: int, n: int) -> int:
         return _jax_batch.n_chunks(k, n)
 

@@ -208,6 +208,21 @@ class TensorflowBackend(Backend):
 
         return jac
 
+    # An accumulator around a tape, a tape around an accumulator or a tape: each records
+    # what runs inside it, the other's derivative included (TensorFlow's guide to advanced
+    # autodiff composes them so)
+    def pushforward(self, f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
+        with tf.autodiff.ForwardAccumulator(x, v) as acc:
+            y = f(x)
+        return y, acc.jvp(y, unconnected_gradients=ZERO)
+
+    def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        with own_rules():  # the backward pass (see own_rules)
+            return y, tape.gradient(y, x, output_gradients=w, unconnected_gradients=ZERO)
+
     # -------------------------------------------------- perturbed points
     def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
         """``tf.vectorized_map`` of f over the batch, built by one select per chunk."""

@@ -198,6 +198,15 @@ class TorchBackend(Backend):
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         return (torch.func.jacfwd if forward else torch.func.jacrev)(f, argnums=wrt)
 
+    # torch.func's transforms, not the tape: they nest (a tape's double backward would
+    # give only reverse-over-reverse), eagerly and under torch.compile
+    def pushforward(self, f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
+        return torch.func.jvp(f, (x,), (v,))
+
+    def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
+        y, pull = torch.func.vjp(f, x)
+        return y, pull(w)[0]
+
     # -------------------------------------------------- perturbed points
     def points(self, f: Callable, args: Sequence[Any], i: int, blocks: list, flat: bool):
         """``torch.func.vmap`` of f over the batch, built by one select per chunk.

@@ -24,10 +24,15 @@ variant ``hessian[forward-over-reverse]`` names one. ``gradient-and-hvp``
 returns (gradient, HVP) from one program (``hvp(..., with_gradient=True)``):
 the outer pass over a gradient computes that gradient on its way. An HVP's
 direction v is the argument right after the differentiated one
-(``adlab.engine.second`` inserts it). JAX's compositions are ``COMPOSITIONS``;
-PyTorch, TensorFlow and autograd nest their own operators
-(``backends/_second_<framework>.py``), and ``ON`` says which compositions each
-runs, without importing it: a composition a framework does not nest is refused
+(``adlab.engine.second`` inserts it).
+
+Each composition is written once, as DifferentiationInterface.jl writes its HVP,
+on a few primitives every framework provides (``Primitives``): the nestable
+gradient a model's own ``grad(fn)`` is made of (``backends.inner_grad``, reverse
+or forward), the backend's push-forward and pull-back (``Backend.pushforward`` /
+``pullback``, which differentiate through that gradient), its Jacobian, and its
+NumPy-like ``xp`` for the differences. ``ON`` says which compositions each
+framework runs, without importing it: one a framework does not nest is refused
 (``WHY_NOT``), never emulated.
 
 References:
@@ -39,15 +44,15 @@ References:
 
 from __future__ import annotations
 
-import importlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
+from ..backends import FACTS, Backend, get_backend
+from ..backends.inner_grad import make as inner_gradient
 from ..programs import memory as _memory
 from ._registry import Built, Spec, get_rule, register
 
@@ -61,14 +66,55 @@ def _of_x(f: Callable, args: tuple, i: int) -> Callable:
     return lambda x: f(*args[:i], x, *args[i + 1 :])
 
 
-def _grad(f: Callable, i: int) -> Callable:
-    """The reverse gradient of f in argument i; holomorphic at a complex x (complex step)."""
+@functools.cache
+def _gradient_maker(backend: str, inner: str, precision: str) -> Callable:
+    return inner_gradient(backend, inner, precision)
 
-    def g(*args):
-        holo = jnp.iscomplexobj(args[i])
-        return jax.grad(f, argnums=i, holomorphic=holo)(*args)
 
-    return g
+@dataclass(frozen=True)
+class Primitives:
+    """What the compositions ask of a framework (DifferentiationInterface's backend).
+
+    Attributes:
+        backend: the framework's name.
+        precision: "float32" or "float64"; None: the differentiated argument's own
+            dtype (JAX's, for ``adlab.engine.sparse``, which calls the HVPs itself).
+        jit: the program runs under the framework's compiler (TensorFlow's Jacobians
+            are vectorized there).
+    """
+
+    backend: str = "jax"
+    precision: str | None = None
+    jit: bool = True
+
+    @property
+    def impl(self) -> Backend:
+        return get_backend(self.backend)
+
+    def gradient(self, f: Callable, inner: str = "reverse") -> Callable:
+        """``x -> grad f(x)`` by ``inner`` mode, for f of x alone; differentiable again,
+        holomorphic at a complex x (a model's own ``grad(fn)``: ``inner_grad``)."""
+        return _gradient_maker(self.backend, inner, self.precision or "float64")(f)
+
+    def gradient_in(self, f: Callable, i: int) -> Callable:
+        """``fn(*args)`` -> the reverse gradient of f in argument i (made once)."""
+        d = self.gradient(lambda x, *rest: f(*rest[:i], x, *rest[i:]))
+        return lambda *a: d(a[i], *a[:i], *a[i + 1 :])
+
+    def jacobian(self, g: Callable, x: Any, forward: bool) -> Any:
+        return self.impl.jacobian(g, 0, forward, self.jit)(x)
+
+    def eps_tiny(self, x: Any) -> tuple[float, float]:
+        info = np.finfo(self.precision or x.dtype)
+        return float(info.eps), float(info.tiny)
+
+    def scale(self, a: Any, floor: float) -> Any:
+        """max(max |a|, floor), an array of a's dtype (no host sync: it stays traceable)."""
+        xp = self.impl.xp
+        return xp.maximum(xp.max(xp.abs(a)), xp.asarray(floor, dtype=a.dtype))
+
+
+JAX = Primitives()
 
 
 @dataclass(frozen=True)
@@ -77,9 +123,10 @@ class Composition:
 
     Attributes:
         name: "outer-over-inner", or "numeric" / "complex-step".
-        hessian: ``hessian(spec) -> fn(*args)``, the n x n Hessian.
-        hvp: ``hvp(f, i, with_gradient=False) -> fn(*args, v)``, or None where it has no
-            HVP; with ``with_gradient``, ``fn`` returns (gradient, HVP) from one program.
+        hessian: ``hessian(spec, primitives) -> fn(*args)``, the n x n Hessian.
+        hvp: ``hvp(f, i, with_gradient=False, primitives=JAX) -> fn(*args, v)``, or None
+            where it has no HVP; with ``with_gradient``, ``fn`` returns (gradient, HVP)
+            from one program.
         passes: ``passes(n, hvp) -> int``: the passes of the composed program
             (gradient evaluations for "numeric" and "complex-step").
         exact: False for finite differences (an error O(h^2) besides rounding).
@@ -88,96 +135,94 @@ class Composition:
     """
 
     name: str
-    hessian: Callable[[Spec], Callable]
+    hessian: Callable[[Spec, Primitives], Callable]
     hvp: Callable[..., Callable] | None
     passes: Callable[[int, bool], int]
     exact: bool = True
     gradient_passes: int = 0
 
 
-def _nested(outer: Callable, inner: Callable) -> Callable[[Spec], Callable]:
-    i_of = lambda spec: spec.indices[0]  # noqa: E731
-
-    def build(spec: Spec) -> Callable:
-        i = i_of(spec)
-        return lambda *args: outer(inner(spec.f, argnums=i), argnums=i)(*args)
-
-    return build
+# ------------------------------------------------------ nested: outer-over-inner
+def _nested_hessian(name: str) -> Callable:
+    """The outer mode's Jacobian of the inner mode's gradient."""
+    outer, inner = name.split("-over-")
+    return lambda p, f, x: p.jacobian(p.gradient(f, inner), x, outer == "forward")
 
 
-def _pair(out: tuple, with_gradient: bool) -> Any:
-    """(gradient, HVP) as a fused program returns them, or the HVP alone."""
-    return out if with_gradient else out[1]
+# An HVP with ``with_gradient`` returns (gradient, HVP) from the same program. Over a
+# gradient (reverse, or forward's n columns) the outer pass's primal is that gradient, so
+# it comes free; reverse-over-forward pulls back one push-forward of f, whose primal is
+# the directional derivative, so it takes one more gradient (``gradient_passes``).
+def _nested_hvp(name: str) -> Callable:
+    outer, inner = name.split("-over-")
+
+    def product(p: Primitives, f: Callable, x: Any, v: Any, with_gradient: bool) -> Any:
+        if name == "reverse-over-forward":
+            hv = p.gradient(lambda y: p.impl.pushforward(f, y, v)[1])(x)
+            return (p.gradient(f)(x), hv) if with_gradient else hv
+        passes = p.impl.pushforward if outer == "forward" else p.impl.pullback
+        out = passes(p.gradient(f, inner), x, v)  # (gradient, HVP)
+        return out if with_gradient else out[1]
+
+    return product
 
 
-# Each HVP builder takes ``with_gradient``: then ``fn(*args, v)`` returns (gradient, HVP)
-# from the same program. Where the inner program is the gradient (over reverse, and over
-# forward's n-column gradient), the outer pass computes it on the way and returning it is
-# free; reverse-over-forward and numeric compute it once more inside (``gradient_passes``).
-def _hvp_fwd_rev(f, i, with_gradient=False):
-    def fn(*a):
-        out = jax.jvp(_of_x(_grad(f, i), a[:-1], i), (a[i],), (a[-1],))  # (g, Hv)
-        return _pair(out, with_gradient)
+def _at_x(run: Callable, f: Callable, i: int, p: Primitives, hvp: bool,
+          with_gradient: bool = False) -> Callable:  # fmt: skip
+    """``fn(*args)`` (with ``hvp``, ``fn(*args, v)``) running ``run`` on f of x alone.
+    The frameworks' Jacobians take a 1-D x: a 0-d one goes as (1,)."""
 
-    return fn
-
-
-def _hvp_rev_rev(f, i, with_gradient=False):
-    def fn(*a):
-        g = _of_x(_grad(f, i), a[:-1], i)
-
-        def inner(x):
-            gx = g(x)
-            return jnp.vdot(gx, a[-1]), gx
-
-        hv, gx = jax.grad(inner, has_aux=True)(a[i])
-        return _pair((gx, hv), with_gradient)
-
-    return fn
-
-
-def _hvp_rev_fwd(f, i, with_gradient=False):
-    def fn(*a):
-        fx = _of_x(f, a[:-1], i)
-        hv = jax.grad(lambda x: jax.jvp(fx, (x,), (a[-1],))[1])(a[i])
-        # the outer pass's primal is the directional derivative, not the gradient
-        return (_grad(f, i)(*a[:-1]), hv) if with_gradient else hv
+    def fn(*a: Any) -> Any:
+        args = a[:-1] if hvp else a
+        x, fx = args[i], _of_x(f, args, i)
+        scalar = len(x.shape) == 0
+        if scalar:
+            x, fx = x.reshape(1), (lambda g: lambda y: g(y.reshape(())))(fx)
+        if hvp:
+            out = run(p, fx, x, a[-1].reshape(1) if scalar else a[-1], with_gradient)
+        else:
+            out = run(p, fx, x)
+        if not scalar:
+            return out
+        return tuple(o.reshape(()) for o in out) if with_gradient else out.reshape(())
 
     return fn
 
 
-def _hvp_fwd_fwd(f, i, with_gradient=False):
-    def fn(*a):
-        out = jax.jvp(_of_x(jax.jacfwd(f, argnums=i), a[:-1], i), (a[i],), (a[-1],))
-        return _pair(out, with_gradient)
+def _nested(name: str) -> tuple[Callable, Callable]:
+    """(hessian, hvp) builders of composition ``name``."""
+    hessian, product = _nested_hessian(name), _nested_hvp(name)
 
-    return fn
+    def build_hessian(spec: Spec, p: Primitives) -> Callable:
+        return _at_x(hessian, spec.f, spec.indices[0], p, False)
+
+    def build_hvp(f: Callable, i: int, with_gradient: bool = False,
+                  p: Primitives = JAX) -> Callable:  # fmt: skip
+        return _at_x(product, f, i, p, True, with_gradient)
+
+    return build_hessian, build_hvp
 
 
-def _difference(g: Callable, x: Any, v: Any, eps: float, tiny: float, scale: Callable,
-                with_gradient: bool = False) -> Any:  # fmt: skip
-    """(g(x + h v) - g(x - h v)) / 2h, g the reverse gradient, h ~ eps^(1/3) scaled to x, v;
-    ``scale(a, floor)`` is max(max |a|, floor) in the framework's arrays. With
-    ``with_gradient``, (g(x), that): one more gradient, in the same program."""
-    h = eps ** (1 / 3) * scale(x, 1.0) / scale(v, tiny)
+# ------------------------------------------- differences of the reverse gradient
+def _difference(g: Callable, x: Any, v: Any, p: Primitives, with_gradient: bool = False) -> Any:
+    """(g(x + h v) - g(x - h v)) / 2h, g the reverse gradient, h ~ eps^(1/3) scaled to x,
+    v. With ``with_gradient``, (g(x), that): one more gradient, in the same program."""
+    eps, tiny = p.eps_tiny(x)
+    h = eps ** (1 / 3) * p.scale(x, 1.0) / p.scale(v, tiny)
     hv = (g(x + h * v) - g(x - h * v)) / (2 * h)
     return (g(x), hv) if with_gradient else hv
 
 
-def _hvp_numeric(f, i, with_gradient=False):
-    def fn(*a):
-        x, info = a[i], jnp.finfo(a[i].dtype)
-        scale = lambda b, floor: jnp.maximum(jnp.max(jnp.abs(b)), floor)  # noqa: E731
-        return _difference(_of_x(_grad(f, i), a[:-1], i), x, a[-1], info.eps, info.tiny, scale,
-                           with_gradient)  # fmt: skip
-
-    return fn
+def _hvp_numeric(f: Callable, i: int, with_gradient: bool = False,
+                 p: Primitives = JAX) -> Callable:  # fmt: skip
+    g = p.gradient_in(f, i)
+    return lambda *a: _difference(_of_x(g, a[:-1], i), a[i], a[-1], p, with_gradient)
 
 
-def _first_order(mode: str, spec: Spec, symmetric: bool, grad: Callable = _grad) -> Callable:
+def _first_order(mode: str, spec: Spec, p: Primitives, symmetric: bool) -> Callable:
     """The first-order ``mode``'s Jacobian of the reverse gradient: a Hessian column by column."""
     i = spec.indices[0]
-    inner = replace(spec, f=grad(spec.f, i), wrt=i, out_shape=np.shape(spec.args[i]),
+    inner = replace(spec, f=p.gradient_in(spec.f, i), wrt=i, out_shape=np.shape(spec.args[i]),
                     scheme="central", f_jax=spec.f_jax)  # fmt: skip
     fn = get_rule(mode).build(inner).fn
     if not symmetric:
@@ -188,45 +233,33 @@ def _first_order(mode: str, spec: Spec, symmetric: bool, grad: Callable = _grad)
 COMPOSITIONS: dict[str, Composition] = {
     c.name: c
     for c in (
-        Composition("forward-over-reverse", _nested(jax.jacfwd, jax.grad), _hvp_fwd_rev,
+        Composition("forward-over-reverse", *_nested("forward-over-reverse"),
                     lambda n, hvp: 1 if hvp else n),
-        Composition("reverse-over-forward", _nested(jax.jacrev, jax.jacfwd), _hvp_rev_fwd,
+        Composition("reverse-over-forward", *_nested("reverse-over-forward"),
                     lambda n, hvp: 1 if hvp else n * n, gradient_passes=1),
-        Composition("reverse-over-reverse", _nested(jax.jacrev, jax.grad), _hvp_rev_rev,
+        Composition("reverse-over-reverse", *_nested("reverse-over-reverse"),
                     lambda n, hvp: 1 if hvp else n),
-        Composition("forward-over-forward", _nested(jax.jacfwd, jax.jacfwd), _hvp_fwd_fwd,
+        Composition("forward-over-forward", *_nested("forward-over-forward"),
                     lambda n, hvp: n if hvp else n * n),
         # the differences are symmetrized, (H + H^T) / 2: the exact Hessian is symmetric
-        Composition("numeric", lambda spec: _first_order("numeric", spec, True), _hvp_numeric,
-                    lambda n, hvp: 2 if hvp else 2 * n, exact=False, gradient_passes=1),
-        Composition("complex-step", lambda spec: _first_order("complex-step", spec, False), None,
-                    lambda n, hvp: n),
+        Composition("numeric", lambda spec, p: _first_order("numeric", spec, p, True),
+                    _hvp_numeric, lambda n, hvp: 2 if hvp else 2 * n, exact=False,
+                    gradient_passes=1),
+        Composition("complex-step", lambda spec, p: _first_order("complex-step", spec, p, False),
+                    None, lambda n, hvp: n),
     )
 }  # fmt: skip
 NAMES: tuple[str, ...] = tuple(COMPOSITIONS)
 HVP_NAMES: tuple[str, ...] = tuple(c.name for c in COMPOSITIONS.values() if c.hvp is not None)
 
-_NESTED = NAMES[:4]
-#: the compositions each framework runs (see the module docstring); NumPy has no AD to nest
-ON: dict[str, tuple[str, ...]] = {
-    "jax": NAMES,
-    "torch": (*_NESTED, "numeric"),
-    "tensorflow": (*_NESTED, "numeric"),
-    "autograd": NAMES,
-}
+#: the compositions each framework runs: its facts entry's ``nests`` (NumPy: no AD to nest)
+ON: dict[str, tuple[str, ...]] = {name: f.nests for name, f in FACTS.items() if f.nests}
 #: the frameworks whose modes nest here
 BACKENDS: tuple[str, ...] = tuple(ON)
-#: why a framework does not run a composition (each checked where the framework is tested)
+#: why a framework does not run a composition (its entry's ``why_not_nested``; each checked
+#: where the framework is tested)
 WHY_NOT: dict[tuple[str, str], str] = {
-    ("torch", "complex-step"): (
-        "PyTorch's reverse mode differentiates real-valued outputs: torch.autograd.grad and "
-        "torch.func.grad refuse the complex f(x + ih) that complex step of the gradient needs"
-    ),
-    ("tensorflow", "complex-step"): (
-        "TensorFlow's GradientTape.gradient at a complex x returns the conjugate derivative, "
-        "and for x**2 a wrong one (its power's gradient mishandles the complex x), so "
-        "Im grad f(x + ih) / h would be silently wrong"
-    ),
+    (name, c): why for name, f in FACTS.items() for c, why in f.why_not_nested.items()
 }
 
 #: what a record's note says of each inexact composition
@@ -284,47 +317,8 @@ def _composition(name: str, hvp: bool, backend: str = "jax") -> Composition:
     return c
 
 
-def _framework(backend: str) -> Any:
-    """A framework's nested operators (``backends/_second_<backend>.py``), imported on use."""
-    return importlib.import_module(f"..backends._second_{backend}", __package__)
-
-
-def _nested_on(fw: Any, name: str, f: Callable, i: int, jit: bool, hvp: bool,
-               with_gradient: bool = False) -> Callable:  # fmt: skip
-    """A framework's nesting ``name``: ``fn(*args)`` -> the Hessian, or with ``hvp``
-    ``fn(*args, v)`` -> the HVP (with ``with_gradient``, (gradient, HVP)). Its operators
-    take a 1-D x: a 0-d one goes as (1,)."""
-
-    def fn(*a: Any) -> Any:
-        args = a[:-1] if hvp else a
-        x, fx = args[i], _of_x(f, args, i)
-        scalar = len(x.shape) == 0
-        if scalar:
-            x, fx = x.reshape(1), (lambda g: lambda y: g(y.reshape(())))(fx)
-        if hvp:
-            v = a[-1].reshape(1) if scalar else a[-1]
-            out = fw.hvp(name, fx, x, v, jit, with_gradient)
-        else:
-            out = fw.hessian(name, fx, x, jit)
-        if not scalar:
-            return out
-        return tuple(o.reshape(()) for o in out) if with_gradient else out.reshape(())
-
-    return fn
-
-
-def _on_framework(spec: Spec, c: Composition, f: Callable, hvp: bool,
-                  with_gradient: bool = False) -> Callable:  # fmt: skip
-    """Composition ``c`` in the framework of ``spec.backend`` (not JAX)."""
-    fw, i = _framework(spec.backend), spec.indices[0]
-    if c.name in fw.NESTED:
-        return _nested_on(fw, c.name, f, i, spec.jit, hvp, with_gradient)
-    if not hvp:
-        return _first_order(c.name, spec, c.name == "numeric", grad=fw.gradient)
-    info = np.finfo(spec.dtype)
-    eps, tiny = float(info.eps), float(info.tiny)
-    return lambda *a: _difference(_of_x(fw.gradient(f, i), a[:-1], i), a[i], a[-1], eps,
-                                  tiny, fw.scale, with_gradient)  # fmt: skip
+def _primitives(spec: Spec) -> Primitives:
+    return Primitives(spec.backend, np.dtype(spec.dtype).name, spec.jit)
 
 
 @register("hessian", backends=BACKENDS, summary="the Hessian, by a composition of modes",
@@ -333,7 +327,7 @@ def hessian(spec: Spec) -> Built:
     n = check_spec(spec, "Hessian")
     c = _composition(spec.scheme, hvp=False, backend=spec.backend)
     _memory.check(n * n * np.dtype(spec.dtype).itemsize, f"the Hessian ({n} x {n})")
-    fn = c.hessian(spec) if spec.backend == "jax" else _on_framework(spec, c, spec.f, False)
+    fn = c.hessian(spec, _primitives(spec))
     return Built(fn, f_evals=c.passes(n, False), note=NOTES.get(c.name))
 
 
@@ -344,10 +338,7 @@ def _hvp(spec: Spec, with_gradient: bool) -> Built:
     i = spec.indices[0]
     # the compositions take f without v, and v last; spec.f ignores its v, so any array serves
     f = lambda *b: spec.f(*b[: i + 1], b[i], *b[i + 1 :])  # noqa: E731
-    if spec.backend == "jax":
-        product = c.hvp(f, i, with_gradient)
-    else:
-        product = _on_framework(spec, c, f, True, with_gradient)
+    product = c.hvp(f, i, with_gradient, _primitives(spec))
 
     def fn(*a):
         return product(*a[: i + 1], *a[i + 2 :], a[i + 1])
