@@ -152,13 +152,15 @@ def test_frameworks_table_names_versions_or_the_pip_command(monkeypatch):
     monkeypatch.setattr(frameworks, "installed",
                         lambda name: name not in ("torch", "tensorflow"))  # fmt: skip
     rows = {r[0]: r for r in tutorial.frameworks_table().rows}
-    assert list(rows) == ["JAX", "NumPy", "PyTorch", "TensorFlow", "autograd", "JavaScript"]
+    assert list(rows) == ["JAX", "NumPy", "PyTorch", "TensorFlow", "autograd", "JavaScript",
+                          "TensorFlow.js"]  # fmt: skip
     import jax
 
     assert rows["JAX"][1:] == (jax.__version__, "cpu", "jax.jit")
     assert rows["PyTorch"] == ("PyTorch", "not installed", "pip install 'adlab[torch]'", "-")
     assert rows["autograd"][3] == "none"
     assert rows["JavaScript"][1].startswith("v") and rows["JavaScript"][3] == "none"  # Node's
+    assert rows["TensorFlow.js"][1] == "4.22.0"  # the bundle's
 
 
 def test_figures_give_each_framework_its_marker_and_each_mode_its_color():
