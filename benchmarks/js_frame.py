@@ -22,11 +22,13 @@ per sweep, and the timing loop adding at most 10% to a bare loop.
 
 Chromium (``--chromium``, where ``chromium`` is on the PATH): the same programs, loaded
 and called with the very messages Python sent to Node (recorded), are replayed in a
-headless Chromium page that runs ``runtime.js`` and ``timing.js`` unchanged under the
-Lab page runner's stand-ins for Node (``adlab/lab/static/page_runner.js``'s ``boot``).
-The page is a file, so not cross-origin isolated: its clock ticks at 0.1 ms, as in
-JupyterLab. Its repeats are taken in turn, each series' median over 15 of them (not a
-sweep's interval stopping: the page has no Python beside it).
+headless Chromium page, served from localhost, that runs the runtime's files unchanged
+(``runtime.js``, ``timing.js``, TF.js's ``runtime_tfjs.js`` and bundle) under the Lab page
+runner's stand-ins for Node (``adlab/lab/static/page_runner.js``'s ``boot``). The page is
+not cross-origin isolated, as JupyterLab's is not: its clock ticks at 0.1 ms (``--isolated``
+serves it with COOP/COEP: 5 us). Its repeats are taken in turn, each series' median over
+15 of them (not a sweep's interval stopping: the page has no Python beside it). WebGL is
+not among them: Node has none to record its programs with.
 
 Run: ``python benchmarks/js_frame.py [--sizes 1,10,50,100,200,500,1000] [--sweeps 1]``.
 On a loaded machine the figures swing: compare ratios from one run.
@@ -252,51 +254,108 @@ class Recorder:
         self.inner.forget(generation, program)
 
 
-PAGE = """<!doctype html><html><body><pre id="out">not run</pre><script>
+PAGE = """<!doctype html><html><body><script>
 %(runner)s
 const payload = %(payload)s;
-const answers = [];
 let rt = null;
-// runtime.js answers each line before it returns (no TF.js promise here)
-const ask = (msg) => {
+let waiting = null;
+// one request at a time: its answer resolves it (now, or later for a TF.js load)
+const ask = (msg) => new Promise((resolve) => {
+  waiting = resolve;
   rt.line(JSON.stringify({ ...msg, seq: 1 }));
-  return JSON.parse(answers.pop());
-};
-try {
-  rt = boot(payload.modules, "runtime", (line) => answers.push(line));
-  for (const msg of payload.replay) ask(msg);
-  const out = { describe: ask({ op: "describe" }), sizes: {} };
+});
+async function main() {
+  rt = boot(payload.modules, "runtime", (line) => {
+    const w = waiting;
+    waiting = null;
+    w(JSON.parse(line));
+  });
+  for (const msg of payload.replay) {
+    const a = await ask(msg);
+    if (a.error) throw new Error(`replaying ${msg.op} ${msg.id}: ${a.error}`);
+  }
+  const out = { describe: await ask({ op: "describe" }), sizes: {} };
   for (const [n, ids] of Object.entries(payload.sizes)) {
     const got = {};
     for (const [label, id] of Object.entries(ids)) {
-      const s = ask({ op: "time_start", id, target_s: 0.002, budget_s: 1.0 });
+      const s = await ask({ op: "time_start", id, target_s: 0.002, budget_s: 1.0 });
       got[label] = s.error ? { error: s.error } : { first_s: s.first_s, samples: [s.sample_s] };
     }
     for (let r = 0; r < 14; r++) {
       for (const [label, id] of Object.entries(ids)) {
         if (got[label].error) continue;
-        got[label].samples.push(...ask({ op: "time_repeats", id, k: 1 }).samples_s);
+        got[label].samples.push(...(await ask({ op: "time_repeats", id, k: 1 })).samples_s);
       }
     }
     out.sizes[n] = got;
   }
-  document.getElementById("out").textContent = JSON.stringify(out);
-} catch (err) {
-  document.getElementById("out").textContent = JSON.stringify({ error: String(err.stack || err) });
+  return out;
 }
+main().catch((err) => ({ error: String(err.stack || err) }))
+  .then((out) => fetch("/result", { method: "POST", body: JSON.stringify(out) }));
 </script></body></html>
 """
 
 
-def in_chromium(sizes: list[int], modes: list[str]) -> dict | str:
+def serve_once(page: str, isolated: bool, run: list[str], timeout: float = 900.0) -> dict:
+    """Serve ``page`` on localhost, start ``run`` + its address, return what it POSTs."""
+    import http.server
+    import threading
+
+    got: dict = {}
+    done = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _headers(self, kind: str) -> None:
+            self.send_header("Content-Type", kind)
+            if isolated:  # what makes a page cross-origin isolated (a 5 us clock)
+                self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+                self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self._headers("text/html; charset=utf-8")
+            self.wfile.write(page.encode())
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            got.update(json.loads(body))
+            self.send_response(204)
+            self._headers("text/plain")
+            done.set()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.Popen([*run, f"--user-data-dir={profile}", url],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        try:
+            if not done.wait(timeout):
+                got = {"error": f"no result from Chromium within {timeout:.0f} s"}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            server.shutdown()
+    return got
+
+
+def in_chromium(sizes: list[int], modes: list[str], isolated: bool = False) -> dict | str:
     """The series' programs replayed and timed in headless Chromium; or why not."""
-    import html
-    import re
     import shutil
 
     import adlab
     from adlab.engine.backends.js.node import node
     from adlab.engine.backends.js.transport import running_in
+    from adlab.lab.page_runner import runtime_modules
 
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
@@ -305,8 +364,6 @@ def in_chromium(sizes: list[int], modes: list[str]) -> dict | str:
     if "function boot(" not in runner:
         return "the page runner has no boot() to host the runtime"
     runner = runner[: runner.index("export default")]  # a classic script: no module
-    folder = resources.files("adlab.engine.backends.js")
-    modules = {Path(f.name).stem: f.read_text() for f in folder.iterdir() if f.name.endswith(".js")}
     m = load_model("g9_graphics")
     rec = Recorder(node())
     keep, ids = [], {}
@@ -315,27 +372,19 @@ def in_chromium(sizes: list[int], modes: list[str]) -> dict | str:
             args = m.setup(n)
             for label in ["primal(js)", *modes]:
                 v = parse_variant(label)
-                if v.backend != "js":
+                if v.backend not in ("js", "tfjs"):
                     continue
                 p = adlab.prepare(m, *args, mode=v.mode, scheme=v.scheme or "central",
-                                  backend="js")  # fmt: skip
+                                  backend=v.backend, device=v.device)  # fmt: skip
                 p(*p.inputs)
                 keep.append(p)  # alive: its program stays loaded until the replay is sent
                 ids.setdefault(str(n), {})[label] = p.timer.fn.last.id
     replay = [{k: v for k, v in msg.items() if k != "seq"} for msg in rec.sent
               if msg.get("op") in ("load", "call")]  # fmt: skip
-    payload = {"modules": modules, "replay": replay, "sizes": ids}
+    payload = {"modules": runtime_modules(), "replay": replay, "sizes": ids}
     page = PAGE % {"runner": runner, "payload": json.dumps(payload).replace("</", "<\\/")}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "frame.html")
-        path.write_text(page)
-        done = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
-                               "--dump-dom", path.as_uri()], capture_output=True, text=True,
-                              timeout=900)  # fmt: skip
-    found = re.search(r'<pre id="out">(.*?)</pre>', done.stdout, re.S)
-    if not found:
-        return f"chromium gave no result: {done.stderr.strip()[-500:]}"
-    out = json.loads(html.unescape(found.group(1)))
+    run = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+    out = serve_once(page, isolated, run)
     return out.get("error") or out
 
 
@@ -360,7 +409,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--sweeps", type=int, default=1, help="sweeps (crossovers per sweep)")
-    parser.add_argument("--chromium", action="store_true", help="also in the Lab's page")
+    parser.add_argument("--chromium", action="store_true", help="also in headless Chromium")
+    parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="Chromium's page cross-origin isolated (COOP/COEP: a finer clock)",
+    )
     a = parser.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     have_tfjs = "tfjs" in BACKENDS
@@ -384,7 +438,7 @@ def main() -> None:
         crossings(records, have_tfjs)
         load = os.getloadavg()[0]
     if a.chromium:
-        out = in_chromium(sizes, modes)
+        out = in_chromium(sizes, modes, a.isolated)
         if isinstance(out, str):
             print(f"\nChromium: not measured: {out}")
         else:
