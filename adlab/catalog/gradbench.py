@@ -13,7 +13,10 @@ JSON the eval expects. The kinds of derivative (``GradBenchEval.functions``):
 - ``"dir"``: kmeans's Newton direction, the gradient divided elementwise by
   the Hessian's diagonal (``newton_direction``);
 - ``"sparse"``: the Jacobian of a vector f as a ``scipy.sparse`` array, in one
-  pass per color (``sparse=True``) where the mode has that form; else dense.
+  pass per color (``sparse=True``) where the mode has that form; else dense;
+- ``"argmin"``: GradBench's gradient descent on f by its derivative, where f takes
+  a derivative inside itself (particle, saddle: ``_nested``); the function's name
+  says the outer and inner modes (``rr``, ``ff``, ``fr``, ``rf``).
 
 The tool (``adlab.gradbench``) prepares each with ``adlab.prepare`` in its mode;
 this module holds no framework code, only NumPy.
@@ -29,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from ..engine.model.source import Model
-from . import _adbench, load_model
+from . import _adbench, _nested, load_model
 
 Input = Mapping[str, Any]  # an eval's ``input`` JSON, decoded
-KINDS = ("primal", "gradient", "dir", "sparse")
+KINDS = ("primal", "gradient", "dir", "sparse", "argmin")
 
 
 @dataclass(frozen=True)
@@ -287,9 +290,29 @@ BA = GradBenchEval(
 )
 
 
+# ------------------------------------------------------------ particle and saddle (_nested)
+ARGMIN = dict.fromkeys(_nested.COMBINATIONS, "argmin")
+
+PARTICLE = GradBenchEval(
+    name="particle",
+    model_name="particle",
+    functions=ARGMIN,
+    arguments=_nested.particle_arguments,
+    outputs=dict.fromkeys(ARGMIN, _nested.particle_output),
+)
+
+SADDLE = GradBenchEval(
+    name="saddle",
+    model_name="saddle",
+    functions=ARGMIN,
+    arguments=_nested.saddle_arguments,
+    outputs=dict.fromkeys(ARGMIN, _nested.saddle_output),
+)
+
+
 #: every eval adlab answers, by GradBench module name
 GRADBENCH_EVALS: dict[str, GradBenchEval] = {
-    e.name: e for e in (HELLO, LLSQ, LSE, GMM, ODE, DET, KMEANS, HT, BA)
+    e.name: e for e in (HELLO, LLSQ, LSE, GMM, ODE, DET, KMEANS, HT, BA, PARTICLE, SADDLE)
 }
 
 

@@ -32,6 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     jit.add_argument("--no-jit", dest="jit", action="store_false", default=None,
                      help="run eagerly (default: as the framework's users run it, "
                      "JAX jitted, the others eagerly)")  # fmt: skip
+    p.add_argument("--max-seconds", type=float, default=120.0,
+                   help="particle, saddle: refuse a descent estimated (from its first value and "
+                   "derivative) to take longer than this (default 120)")  # fmt: skip
     p.set_defaults(run=_run)
 
 
@@ -41,5 +44,6 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.scheme != "central" and args.mode != "numeric":
         raise ValueError(f"--scheme is for --mode numeric; --mode {args.mode} takes none")
-    options = Options(mode=args.mode, scheme=args.scheme, backend=args.backend, jit=args.jit)
+    options = Options(mode=args.mode, scheme=args.scheme, backend=args.backend, jit=args.jit,
+                      max_seconds=args.max_seconds)  # fmt: skip
     return serve(sys.stdin, sys.stdout, options)

@@ -58,6 +58,9 @@ class Options:
     backend: str = DEFAULT
     jit: bool | None = None
     precision: str | None = None  # None: the framework's own (float64; TF.js: float32)
+    #: the longest a particle or saddle descent may take, as estimated from its first
+    #: value and derivative; a longer one is refused, saying how long and what runs faster
+    max_seconds: float = 120.0
 
     @property
     def used_precision(self) -> str:
@@ -71,6 +74,8 @@ class Options:
             config["scheme"] = self.scheme
         config.update(backend=self.backend, precision=self.used_precision)
         config["jit"] = "framework default" if self.jit is None else self.jit
+        if self.backend == "numpy":  # no AD: a model's own grad (particle, saddle) differences
+            config["inner"] = "central differences (NumPy has no AD)"
         return config
 
 

@@ -34,6 +34,7 @@ from ..engine.backends import get_backend
 from ..engine.modes import get_rule
 from ..engine.programs.memory import SizeError
 from ..measure.timing import timed_runs
+from .argmin import ArgminJob
 from .jobs import Job, Options, timing
 
 #: the tool's name in ``start``'s response
@@ -134,7 +135,8 @@ class Tool:
         timings = []
         job = self._jobs.get(key)
         if job is None:
-            job = Job(kind, model, args, self.options)
+            job = (ArgminJob(adapter, function, model, args, self.options) if kind == "argmin"
+                   else Job(kind, model, args, self.options))  # fmt: skip
             timings += job.timings
             if len(self._jobs) >= CACHED_JOBS:
                 self._jobs.pop(next(iter(self._jobs)))

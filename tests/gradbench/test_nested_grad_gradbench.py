@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _nested_models import PARTICLE, SADDLE
 
 import adlab
+from adlab.catalog import source_of
+
+PARTICLE, SADDLE = source_of("particle"), source_of("saddle")
 
 #: GradBench's expected outputs (evals/particle/run.py, evals/saddle/run.py)
 PARTICLE_W = 0.2071918746486116
