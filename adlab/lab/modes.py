@@ -17,7 +17,6 @@ only once the framework is loaded is left out at run time (``plan``).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -26,7 +25,7 @@ from ..engine.modes import get_rule
 from ..engine.modes.hessian import NAMES
 from ..engine.sparse import BACKENDS as SPARSE_BACKENDS
 from ..engine.sparse import sparse_refusal as engine_sparse_refusal
-from ..measure.series import SPARSE_MODES, Series, parse_variant
+from ..measure.series import SPARSE_MODES, Series
 
 #: the first-order modes a Lab measures by default
 FIRST_ORDER: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
@@ -55,19 +54,6 @@ def variants(modes: Sequence[str], frameworks: Sequence[str], scheme: str,
                 for way in ways:
                     if _pairs(mode, bracket, way):
                         out.append(variant(mode, bracket, framework, sparse=way))
-    return out
-
-
-def nested(chosen: Sequence[str]) -> list[str]:
-    """For a model that takes its own derivative (``grad``: particle, saddle): each forward
-    or reverse variant over each inner mode, GradBench's four combinations as series
-    ("reverse" is rr, "reverse(inner-forward)" rf, "forward" fr, "forward(inner-forward)" ff)."""
-    out = []
-    for spec in chosen:
-        out.append(spec)
-        s = parse_variant(spec)
-        if s.mode in ("forward", "reverse") and not s.sparse and s.inner in (None, "reverse"):
-            out.append(dataclasses.replace(s, inner="forward").spelled({"backend": "jax"}))
     return out
 
 

@@ -12,6 +12,7 @@ there. It never touches a trait: the Lab applies the events on its UI side.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -165,7 +166,7 @@ def _sweep(job: Job, chosen: Any, emit: Callable[[str, Any], None],
                 return
             if i == 0:  # the machine's noise was measured before the first size
                 _noise_note(record, emit)
-            emit("record", record)
+            emit("record", _with_page_facts(record, job.page))
             if superseded():  # stop before the next measurement starts
                 return
     finally:
@@ -187,6 +188,16 @@ def _sweep(job: Job, chosen: Any, emit: Callable[[str, Any], None],
     if job.steps and not _steps(job, emit, superseded):
         return
     emit("done", None)
+
+
+def _with_page_facts(record: Record, page: Any) -> Record:
+    """A record of TF.js's webgl in the page, its env naming the WebGL renderer and whether it
+    is software (SwiftShader in headless Chromium): its times say nothing about a GPU then."""
+    if page is None or record.where != "browser" or record.device != "webgl":
+        return record
+    gl = page.facts.get("webgl") or {}
+    env = {**record.env, "webgl_renderer": gl.get("renderer"), "webgl_software": gl.get("software")}
+    return dataclasses.replace(record, env=env)
 
 
 def _noise_note(record: Record, emit: Callable[[str, Any], None]) -> None:

@@ -43,7 +43,8 @@ REPORT = (
     "    'answered': lab.page_runner.answered,\n"
     "    'facts': lab.page_runner.facts,\n"
     "    'records': [dict(label=r.label, backend=r.backend, error=r.error,\n"
-    "                     where=r.where, median_s=r.median_s, skipped=r.skipped)\n"
+    "                     where=r.where, device=r.device, median_s=r.median_s,\n"
+    "                     skipped=r.skipped, webgl_software=r.env.get('webgl_software'))\n"
     "                for r in lab.results],\n"
     "}))"
 )
@@ -139,3 +140,41 @@ def kernel_report(page) -> dict:
         return facts if facts.get("ran") else None
 
     return wait_until("the kernel's report of the run", report, timeout=60, every=1)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(480, method="signal")
+def test_tfjs_on_webgl_in_the_page_says_it_is_software(javascript_notebook, lab_server,  # noqa: F811
+                                                       browser_page, screenshots):  # fmt: skip
+    """TF.js's device choice set to webgl: the series runs on WebGL in the page, and its
+    records say the renderer is software (SwiftShader in headless Chromium)."""
+    page, console = browser_page
+    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+    wait_for_kernel_idle(page, timeout=120)
+    page.locator(".lm-MenuBar-item", has_text="Run").click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
+    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
+    lab.wait_for(timeout=60_000)
+    where = lab.locator(".adlab-where")
+    wait_until("the page's hello", lambda: "run in this page" in where.inner_text(), timeout=60)
+
+    lab.locator(".adlab-framework-tfjs input[type=checkbox]").check()
+    lab.locator(".adlab-device button", has_text="webgl").click()
+    status = lab.locator(".adlab-status")
+    lab.locator(".adlab-run button, button.adlab-run").first.click()
+    watch_status(status, until=DONE, timeout=300)
+    page.screenshot(path=screenshots / "webgl.png", timeout=30_000)
+    assert_rendered_cleanly(page, console)
+
+    report = kernel_report(page)
+    rows = [
+        r for r in report["records"] if r["backend"] == "tfjs" and r["label"].startswith("reverse")
+    ]
+    assert rows, report["records"]
+    for r in rows:
+        assert (r["device"], r["where"], r["webgl_software"]) == ("webgl", "browser", True), r
+        assert r["median_s"] and r["median_s"] > 0, r
+        assert r["error"] is not None and r["error"] < 1e-4, r
+    print("records:", *rows, sep="\n  ")
