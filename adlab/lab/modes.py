@@ -17,15 +17,16 @@ only once the framework is loaded is left out at run time (``plan``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ..engine.backends import DEFAULT, KNOWN, REFERENCE
+from ..engine.backends import KNOWN
 from ..engine.modes import get_rule
 from ..engine.modes.hessian import NAMES
 from ..engine.sparse import BACKENDS as SPARSE_BACKENDS
 from ..engine.sparse import sparse_refusal as engine_sparse_refusal
-from ..measure.series import SPARSE_MODES, Series
+from ..measure.series import SPARSE_MODES, Series, parse_variant
 
 #: the first-order modes a Lab measures by default
 FIRST_ORDER: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
@@ -57,7 +58,20 @@ def variants(modes: Sequence[str], frameworks: Sequence[str], scheme: str,
     return out
 
 
-def variant(mode: str, bracket: str | None = None, framework: str = DEFAULT, *,
+def nested(chosen: Sequence[str]) -> list[str]:
+    """For a model that takes its own derivative (``grad``: particle, saddle): each forward
+    or reverse variant over each inner mode, GradBench's four combinations as series
+    ("reverse" is rr, "reverse(inner-forward)" rf, "forward" fr, "forward(inner-forward)" ff)."""
+    out = []
+    for spec in chosen:
+        out.append(spec)
+        s = parse_variant(spec)
+        if s.mode in ("forward", "reverse") and not s.sparse and s.inner in (None, "reverse"):
+            out.append(dataclasses.replace(s, inner="forward").spelled({"backend": "jax"}))
+    return out
+
+
+def variant(mode: str, bracket: str | None = None, framework: str = "jax", *,
             sparse: bool = False) -> str:  # fmt: skip
     """The bench variant (and series label) of a mode on a framework, spelled by ``Series``
     ("reverse", "numeric[central](numpy)", "hessian[forward-over-reverse]",
@@ -65,7 +79,7 @@ def variant(mode: str, bracket: str | None = None, framework: str = DEFAULT, *,
     ignored by the other modes."""
     bracket = bracket if mode == "numeric" or mode in SECOND_ORDER else None
     series = Series(mode, bracket, backend=framework, sparse=sparse or None)
-    return series.spelled({"backend": DEFAULT})
+    return series.spelled({"backend": "jax"})
 
 
 def nothing_chosen(modes: Iterable[str]) -> str:
@@ -84,7 +98,7 @@ def _pairs(mode: str, composition: str | None, sparse: bool) -> bool:
         return True
     if composition not in get_rule(mode).schemes:
         return False
-    return not (sparse and engine_sparse_refusal(mode, composition, REFERENCE))
+    return not (sparse and engine_sparse_refusal(mode, composition, "jax"))
 
 
 class Refusal(NamedTuple):

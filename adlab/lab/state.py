@@ -38,7 +38,7 @@ from ..engine.model.source import Model
 from ..measure.findings import crossovers
 from ..report import to_csv, to_json
 from .model_state import ModelEditing
-from .modes import nothing_chosen, on_device, variants
+from .modes import nested, nothing_chosen, on_device, variants
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
 from .saved_edits import Edits
 from .sources import resolve
@@ -149,6 +149,8 @@ class LabState(ModelEditing):
         (a second-order one in each composition; see ``modes.variants``)."""
         chosen = variants(self.modes, self.frameworks, self.scheme, self.compositions,
                           self.sparse)  # fmt: skip
+        if self.model is not None and self.model.uses_grad:  # particle, saddle: rr ff fr rf
+            chosen = nested(chosen)
         return [on_device(v, self.device) for v in chosen]
 
     @observe("n", "modes", "compositions", "sparse", "frameworks", "scheme", "jit", "precision",

@@ -13,6 +13,7 @@ eager calls cost tens of microseconds to milliseconds apiece.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -26,7 +27,9 @@ FRAMEWORKS = ("torch", "tensorflow", "autograd")
 #: smaller nets than the catalog's: TensorFlow's eager forward mode pushes one
 #: tangent per parameter (4 + 4 + 8 + 2 + 2 + 1 = 21 here)
 SETTINGS = {"mlp_batched": {"N1": 4, "N2": 2}, "mlp_per_sample": {"N1": 4, "N2": 2},
-            "llsq": {"M": 4}, "gmm": {"K": 2}, "ode": {"S": 2}, "ba": {"CAMERAS": 2}}  # fmt: skip
+            "llsq": {"M": 4}, "gmm": {"K": 2}, "ode": {"S": 2}, "ba": {"CAMERAS": 2},
+            # derivatives inside: few steps, since each step nests one (eagerly, per op)
+            "particle": {"DT": 1.0, "STEPS": 8}, "saddle": {"ITERS": 60}}  # fmt: skip
 N = 3
 
 
@@ -72,10 +75,23 @@ def test_every_catalog_model_in_every_mode(backend, name, mode, scheme):
     m = model(name)
     args = m.setup(N)
     refused = jax_refuses(name, mode)
+    if refused and m.uses_grad and backend != "numpy":
+        # a known bug (issue 26): JAX's inner grad under complex step is jax.jacfwd without
+        # holomorphic=True (engine/backends/inner_grad.py), so JAX refuses what this
+        # framework computes
+        pytest.xfail("JAX refuses complex step through the model's grad; this framework runs it")
     if refused:
         with pytest.raises(adlab.ModelError) as info:
             adlab.derivative(m, *args, mode=mode, scheme=scheme, backend=backend)
         assert str(info.value) == refused
+        return
+    if backend == "numpy" and m.uses_grad:
+        # the model's own grad is central differences on NumPy: the outer differences of
+        # them are flagged untrusted where they stray past AD's tolerance, and stay close
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", adlab.UntrustedWarning)
+            got = adlab.derivative(m, *args, mode=mode, scheme=scheme, backend=backend)
+        assert error(got, want(name, "float64")) <= 1e-3
         return
     got = adlab.derivative(m, *args, mode=mode, scheme=scheme, backend=backend)
     ref = want(name, "float64")
