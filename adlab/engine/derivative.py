@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._vocab import SCHEMES, WHERES, ModelError
-from .backends import facts_of, get_backend
+from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .backends.base import NotAnArray
 from .backends.inner_grad import check_inner
 from .compare import crosscheck
@@ -96,7 +96,7 @@ def prepare(
     precision: str | None = None,
     scheme: str = "central",
     step: Any = None,
-    backend: str = "jax",
+    backend: str = DEFAULT,
     sparse: bool = False,
     inner: str = "reverse",
     device: str | None = None,
@@ -173,8 +173,8 @@ def prepare(
                 _memory.check(dense, f"the derivative ({out_shape} x {np.shape(all_args[i])})")
         # A JAX twin to analyse f with: source models and JAX runs have one; a
         # wrapped callable of another framework has one only if the user gave both.
-        f_jax = model.function("jax")
-        has_twin = model.source is not None or backend == "jax" or f_jax is not f
+        f_jax = model.function(REFERENCE)
+        has_twin = model.source is not None or backend == REFERENCE or f_jax is not f
         spec = Spec(
             f=f, args=all_args, wrt=wrt, out_shape=out_shape, scheme=scheme, step=step,
             dtype=dtype, backend=backend, f_jax=f_jax if has_twin else None,
@@ -218,7 +218,7 @@ def derivative(
     precision: str | None = None,
     scheme: str = "central",
     step: Any = None,
-    backend: str = "jax",
+    backend: str = DEFAULT,
     full_output: bool = False,
     sparse: bool = False,
     inner: str = "reverse",
@@ -282,7 +282,7 @@ def derivative(
     if rule.is_derivative and rule.order == 1:
         wrong = crosscheck(p.model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
                            precision=p.precision, backend=backend,
-                           reference=backend == "jax" and mode == "reverse"
+                           reference=backend == REFERENCE and mode == "reverse"
                            and p.precision == "float64")  # fmt: skip
         if wrong:
             trusted, note = False, wrong

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._vocab import ModelError
-from .backends import get_backend
+from .backends import DEFAULT, REFERENCE, get_backend
 from .compare import crosscheck
 from .derivative import DerivativeInfo, UntrustedWarning, prepare
 from .model.source import Model, normalize_wrt
@@ -67,7 +67,7 @@ def _scalar_error(model: Model, exc: NotScalar) -> ModelError:
                       "use derivative() for the Jacobian of a vector f")  # fmt: skip
 
 
-def with_direction(model: Model, i: int, backend: str = "jax", precision: str = "float64"
+def with_direction(model: Model, i: int, backend: str = DEFAULT, precision: str = "float64"
                    ) -> Model:  # fmt: skip
     """``model`` whose f takes an HVP's v right after argument i, and ignores it."""
     f = model.function(backend, precision)
@@ -82,7 +82,7 @@ def prepare_hessian(
     wrt: int | None = None,
     jit: bool | None = None,
     precision: str = "float64",
-    backend: str = "jax",
+    backend: str = DEFAULT,
     sparse: bool = False,
     step: Any = None,
     inner: str = "reverse",
@@ -117,7 +117,7 @@ def prepare_hvp(
     wrt: int | None = None,
     jit: bool | None = None,
     precision: str = "float64",
-    backend: str = "jax",
+    backend: str = DEFAULT,
     with_gradient: bool = False,
     divided: bool = False,
 ) -> Prepared:
@@ -165,7 +165,7 @@ def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
         kind = "hessian" if v is None else "hvp"
         wrong = crosscheck(model, args, value, wrt=p.wrt, mode=kind, scheme=p.scheme,
                            precision=p.precision, backend=p.backend, order=2, direction=v,
-                           reference=p.backend == "jax" and p.precision == "float64"
+                           reference=p.backend == REFERENCE and p.precision == "float64"
                            and p.scheme in ROUTES)  # fmt: skip
         if wrong:
             trusted, note = False, wrong
@@ -184,7 +184,7 @@ def hessian(
     wrt: int | None = None,
     precision: str = "float64",
     jit: bool | None = None,
-    backend: str = "jax",
+    backend: str = DEFAULT,
     sparse: bool = False,
     full_output: bool = False,
     inner: str = "reverse",
@@ -227,7 +227,7 @@ def hvp(
     wrt: int | None = None,
     precision: str = "float64",
     jit: bool | None = None,
-    backend: str = "jax",
+    backend: str = DEFAULT,
     full_output: bool = False,
     with_gradient: bool = False,
 ) -> Any:

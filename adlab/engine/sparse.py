@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 
+from .backends import DEFAULT, KNOWN, REFERENCE, with_fact
 from .derivative import DerivativeInfo, prepare
 from .model.args import cast_args
 from .model.precision import dtype_of, precision_scope
@@ -185,8 +186,9 @@ class SparsePrepared:
                 + f"compile_s={self.compile_s:.3g})")  # fmt: skip
 
 
-#: the frameworks a sparse derivative runs on: its pattern is read from a JAX program
-BACKENDS: tuple[str, ...] = ("jax",)
+#: the frameworks a sparse derivative runs on (their entry's ``sparse``): its pattern is
+#: read from a JAX program
+BACKENDS: tuple[str, ...] = with_fact("sparse")
 
 
 def sparse_refusal(kind: str, composition: str | None, backend: str) -> str | None:
@@ -199,8 +201,9 @@ def sparse_refusal(kind: str, composition: str | None, backend: str) -> str | No
         return (f"a sparse Hessian is taken in HVPs, one per color; mode "
                 f"{composition!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
     if backend not in BACKENDS:
-        return (f"sparse=True is not available on backend {backend!r} yet: its pattern is "
-                "read from a JAX program (use backend='jax')")  # fmt: skip
+        why = KNOWN[backend].sparse_refusal if backend in KNOWN else None
+        return (f"sparse=True is not available on backend {backend!r} yet: "
+                + (why or f"its pattern is read from a JAX program (use backend={REFERENCE!r})"))
     return None
 
 
@@ -221,7 +224,7 @@ def prepare_sparse(
     wrt: Any = None,
     jit: bool = True,
     precision: str = "float64",
-    backend: str = "jax",
+    backend: str = DEFAULT,
 ) -> SparsePrepared:
     """Detect, color, and compile a sparse Jacobian ("forward", "reverse") or Hessian."""
     _refuse(kind, composition, backend, wrt)
@@ -233,7 +236,7 @@ def prepare_sparse(
     i %= len(given)
     cast = cast_args(given, dtype_of(precision), (i,))
     shape = np.shape(cast[i])
-    f = model.function("jax")
+    f = model.function(REFERENCE)
     where = f"f, sparse {kind}, n={int(np.prod(shape, dtype=int))}"
     with precision_scope(precision), model.errors(where, jit=False):
         if kind == "hessian":
@@ -264,7 +267,7 @@ def prepare_sparse(
         apart = width is not None  # one pass after another: the read apart (Program)
         whole = compute if apart else (lambda *a: read(compute(*a)))
         passes = prepare(model.derived(whole, any_output=apart), *given, mode="primal",
-                         wrt=i, jit=jit, precision=precision, backend="jax")  # fmt: skip
+                         wrt=i, jit=jit, precision=precision, backend=REFERENCE)  # fmt: skip
         return Program(passes, compute, read if apart else None, precision, width)
 
     inner, at_once = faster(build, coloring.count, jit, kind)

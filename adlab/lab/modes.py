@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ..engine.backends import KNOWN
+from ..engine.backends import DEFAULT, KNOWN, REFERENCE
 from ..engine.modes import get_rule
 from ..engine.modes.hessian import NAMES
 from ..engine.sparse import BACKENDS as SPARSE_BACKENDS
@@ -71,7 +71,7 @@ def nested(chosen: Sequence[str]) -> list[str]:
     return out
 
 
-def variant(mode: str, bracket: str | None = None, framework: str = "jax", *,
+def variant(mode: str, bracket: str | None = None, framework: str = DEFAULT, *,
             sparse: bool = False) -> str:  # fmt: skip
     """The bench variant (and series label) of a mode on a framework, spelled by ``Series``
     ("reverse", "numeric[central](numpy)", "hessian[forward-over-reverse]",
@@ -79,7 +79,7 @@ def variant(mode: str, bracket: str | None = None, framework: str = "jax", *,
     ignored by the other modes."""
     bracket = bracket if mode == "numeric" or mode in SECOND_ORDER else None
     series = Series(mode, bracket, backend=framework, sparse=sparse or None)
-    return series.spelled({"backend": "jax"})
+    return series.spelled({"backend": DEFAULT})
 
 
 def nothing_chosen(modes: Iterable[str]) -> str:
@@ -98,7 +98,7 @@ def _pairs(mode: str, composition: str | None, sparse: bool) -> bool:
         return True
     if composition not in get_rule(mode).schemes:
         return False
-    return not (sparse and engine_sparse_refusal(mode, composition, "jax"))
+    return not (sparse and engine_sparse_refusal(mode, composition, REFERENCE))
 
 
 class Refusal(NamedTuple):

@@ -21,6 +21,7 @@ from typing import Any
 
 from .._vocab import Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES, step_errors
+from ..engine.backends import DEFAULT, with_fact
 from ..engine.backends.js.transport import running_in
 from ..engine.model.source import Model
 from ..measure import bench
@@ -126,7 +127,7 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
     try:
         # pairs of mode and framework that cannot run are left out, with the engine's reason
         chosen = plan(job.variants, scheme=job.scheme, jit=job.jit, precision=job.precision,
-                      backend="jax")  # fmt: skip
+                      backend=DEFAULT)  # fmt: skip
         if chosen.left_out:
             emit("note", chosen.note())
         if not chosen.variants:
@@ -139,8 +140,9 @@ def run_job(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[],
         emit("failed", exc)
 
 
-#: the frameworks whose series run in the Lab's page when one is attached
-JS_IN_PAGE = ("js", "tfjs")
+#: the frameworks whose series run in the Lab's page when one is attached: JavaScript's,
+#: emitted from JAX's programs (their entry's ``traced``)
+JS_IN_PAGE = with_fact("traced")
 
 
 def _javascript_runs_in(job: Job, variants: Sequence[str], emit: Callable[[str, Any], None]):

@@ -24,6 +24,7 @@ from traitlets import (
 )
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES, ModelError
+from ..engine.backends import BASELINE, DEFAULT
 from ..engine.model.source import Model
 from .modes import COMPOSITION_CHOICES, FIRST_ORDER, SECOND_ORDER, SPARSE_CHOICES
 
@@ -36,7 +37,7 @@ DEFAULT_COMPOSITIONS: tuple[str, ...] = ("forward-over-reverse",)
 #: the framework checkboxes: each ticked mode runs on each ticked framework
 FRAMEWORK_CHOICES: tuple[str, ...] = BACKENDS
 #: JAX, and plain NumPy's finite differences as the framework-free baseline
-DEFAULT_FRAMEWORKS: tuple[str, ...] = ("jax", "numpy")
+DEFAULT_FRAMEWORKS: tuple[str, ...] = (DEFAULT, BASELINE)
 #: TF.js's backends, the Lab's device choice for TF.js series
 TFJS_DEVICES: tuple[str, ...] = ("cpu", "wasm", "webgl")
 DEFAULT_N = 1000
@@ -88,7 +89,7 @@ class LabTraits(HasTraits):
     @validate("modes")
     def _valid_modes(self, proposal: dict) -> list[str]:
         modes = list(proposal["value"])
-        if "numpy" in modes:
+        if BASELINE in modes:
             raise TraitError(
                 "'numpy' is a framework now, not a mode: tick 'numeric' and the NumPy "
                 "framework (frameworks=['jax', 'numpy']) for the NumPy baseline"

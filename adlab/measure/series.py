@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._vocab import BACKENDS, DEVICES, PRECISIONS, SCHEMES, WHERES
-from ..engine.backends import FACTS, default_jit, get_backend, has_compiler
+from ..engine.backends import DEFAULT, FACTS, default_jit, get_backend, has_compiler
 from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
 from ..engine.sparse import sparse_refusal
@@ -168,7 +168,7 @@ class Series:
         opts = []
         if differs("backend"):
             opts.append(self.backend)
-        backend = self.backend or defaults.get("backend") or "jax"
+        backend = self.backend or defaults.get("backend") or DEFAULT
         usual = defaults.get("jit")  # the sweep's, else how the backend's users run it
         usual = default_jit(backend) if usual is None else usual
         # a framework with no compiler is always eager: no news

@@ -18,7 +18,7 @@ import re
 import types
 from typing import Any
 
-from ..backends import FACTS, label_of
+from ..backends.facts import FACTS, label_of
 from ..backends.special import BESIDE_NP
 
 #: operator symbols, for messages

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from ..backends import BASELINE, DEFAULT, FACTS
+from ..backends.facts import BASELINE, DEFAULT, FACTS
 from .explain import framework_label
 
 #: a framework's top-level module -> the backend that binds np to it

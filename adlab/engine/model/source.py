@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..._vocab import ModelError
-from ..backends import BASELINE, DEFAULT, REFERENCE, get_backend
+from ..backends import get_backend
+from ..backends.facts import BASELINE, DEFAULT, REFERENCE
 from ..backends.inner_grad import check_inner
 from ..backends.inner_grad import make as inner_grad
 from ..backends.real_part import with_real_part

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import jax
 
 from ..._vocab import ModelError
+from ..backends.facts import BASELINE, DEFAULT, FACTS, REFERENCE
 from . import explain
 
 TRACER_ERRORS = (
@@ -36,21 +37,21 @@ TRACER_ERRORS = (
 REMEDIES: dict[str, dict[str, str | None]] = {
     "python": {
         "eager": "pass jit=False to run eagerly",
-        "numpy": "mode='numeric', backend='numpy' for finite differences in plain NumPy",
+        BASELINE: "mode='numeric', backend='numpy' for finite differences in plain NumPy",
         "framework": "backend='{backend}' (a sweep's variant: 'reverse({backend})')",
         "composition": "scheme='forward-over-reverse' with jit=False, which runs f eagerly",
     },
     "cli": {
         "eager": "add --no-jit to run eagerly",
-        "numpy": "--modes 'numeric(numpy)' for finite differences in plain NumPy",
+        BASELINE: "--modes 'numeric(numpy)' for finite differences in plain NumPy",
         "framework": "a variant such as --modes 'reverse({backend})'",
         "composition": "--modes '{mode}[forward-over-reverse]' with --no-jit, which runs f eagerly",
     },
     # adlab accuracy traces every scheme (its step sweeps run under jax.jit) on JAX
-    "accuracy": {"eager": None, "numpy": None, "framework": None, "composition": None},
+    "accuracy": {"eager": None, BASELINE: None, "framework": None, "composition": None},
     "lab": {
         "eager": 'untick "jit" to run eagerly',
-        "numpy": 'tick "numpy" for finite differences in plain NumPy',
+        BASELINE: 'tick "numpy" for finite differences in plain NumPy',
         "framework": 'its tick ("{label}")',
         "composition": 'tick "forward-over-reverse" and untick "jit", which runs f eagerly',
     },
@@ -173,12 +174,8 @@ def _first_line(exc: BaseException) -> str:
 
 #: a framework's own refusal of Python control flow on a value it traces or batches,
 #: and how that framework does it, in words
-_FRAMEWORK_TRACES = (
-    ("data-dependent control flow", "torch", "PyTorch batches these evaluations with "
-     "torch.func.vmap"),
-    ("as a Python `bool` is not allowed", "tensorflow", "TensorFlow traces f into a graph "
-     "here"),
-)  # fmt: skip
+_FRAMEWORK_TRACES = tuple((f.traces_with[0], name, f.traces_with[1])
+                          for name, f in FACTS.items() if f.traces_with)  # fmt: skip
 
 
 def _checked_with_jax(running: str) -> str:
@@ -189,7 +186,7 @@ def _checked_with_jax(running: str) -> str:
 
 def _other_modes(running: str) -> str:
     """The modes, in words, that need neither JAX's trace nor complex numbers on ``running``."""
-    return "mode numeric (finite differences)" if running == "numpy" else explain.OTHER_MODES
+    return "mode numeric (finite differences)" if running == BASELINE else explain.OTHER_MODES
 
 
 def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
@@ -198,7 +195,7 @@ def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
     """(message, hint) for Python control flow, or NumPy, on a value a framework traces,
     in the terms of the framework the user runs (``running``); None for other errors."""
     where_np = "Use np.where(cond, a, b) instead"
-    eager, numpy = remedy("eager"), remedy("numpy")
+    eager, numpy = remedy("eager"), remedy(BASELINE)
     if order == 2:  # NumPy takes no Hessians, and a batched composition stays so
         composition = remedy("composition")
         eager = numpy = composition and composition.format(mode=mode)
@@ -211,7 +208,7 @@ def _control_flow(exc: BaseException, expr: str | None, jit: bool, running: str,
                         f"{how}, so Python `if`/`while` on input values cannot be decided. "
                         f"{where_np}{or_numpy}")  # fmt: skip
         return None
-    checking = running != "jax"  # adlab traces f with JAX for another backend
+    checking = running != REFERENCE  # adlab traces f with JAX for another backend
     why = f" ({_checked_with_jax(running)})"
     if isinstance(exc, jax.errors.TracerArrayConversionError):
         # numpy.asarray(x), or an `import numpy` that shadowed adlab's np
@@ -266,7 +263,7 @@ def translate(
     expr = explain.failing_expression(tb)
     ran = explain.frame_framework(tb.tb_frame)
     running, mode, order = _running.get() or (None, None, 1)
-    running = running or ran or "jax"
+    running = running or ran or DEFAULT
     hint = f"fix line {lineno} of the model and run again"
     reason = None
     gap = explain.framework_gap(exc, expr)
@@ -282,7 +279,7 @@ def translate(
     elif isinstance(exc, (TypeError, ValueError)):
         reason = explain.shape_mismatch(exc, expr, tb.tb_frame)
     reason = reason or _first_line(exc)
-    if running != "jax" and ran == "jax" and not flow:
+    if running != REFERENCE and ran == REFERENCE and not flow:
         # JAX refused f while adlab checked it for another backend: say so, in NumPy's words
         reason = f"{explain.in_numpy_words(reason)} ({_checked_with_jax(running)})"
         if not (gap or said):
