@@ -101,3 +101,15 @@ def test_a_js_series_record_says_where_on_what_and_the_runtime(monkeypatch):
     assert all(r.repeats - 1 in counted.values() for r in js)
     jax = [r for r in records if r.backend == "jax"]
     assert all(r.where is None and r.device == "cpu" for r in jax)
+
+
+@pytest.mark.skipif(not installed("tfjs"), reason="Node.js is not installed")
+def test_a_tfjs_series_says_its_device_and_tfjs_in_env():
+    records = list(
+        bench("rosenbrock", [3], ["reverse(tfjs,wasm)"], warn=False, interval_width=None)
+    )
+    assert [r.mode for r in records] == ["primal", "reverse"]
+    for r in records:
+        assert (r.where, r.device, r.skipped) == ("node", "wasm", None)
+        assert r.env["tfjs_backend"] == r.env["framework_device"] == "wasm"
+        assert r.env["tfjs_version"] and r.env["js_runtime"] == "node"
