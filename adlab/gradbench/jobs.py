@@ -74,7 +74,7 @@ class Options:
             config["scheme"] = self.scheme
         config.update(backend=self.backend, precision=self.used_precision)
         config["jit"] = "framework default" if self.jit is None else self.jit
-        if self.backend == "numpy":  # no AD: a model's own grad (particle, saddle) differences
+        if not KNOWN[self.backend].has_ad:  # a model's own grad (particle, saddle): differences
             config["inner"] = "central differences (NumPy has no AD)"
         return config
 
