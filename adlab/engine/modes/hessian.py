@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import FACTS, Backend, get_backend
+from ..backends import DEFAULT, FACTS, Backend, get_backend
 from ..backends.inner_grad import make as inner_gradient
 from ..programs import memory as _memory
 from ._registry import Built, Spec, get_rule, register
@@ -83,7 +83,7 @@ class Primitives:
             are vectorized there).
     """
 
-    backend: str = "jax"
+    backend: str = DEFAULT
     precision: str | None = None
     jit: bool = True
 
@@ -302,7 +302,7 @@ def refusal(name: str, backend: str, hvp: bool = False) -> str | None:
             f"or backend='jax', which runs every composition")  # fmt: skip
 
 
-def _composition(name: str, hvp: bool, backend: str = "jax") -> Composition:
+def _composition(name: str, hvp: bool, backend: str = DEFAULT) -> Composition:
     if name not in COMPOSITIONS:
         raise ValueError(f"unknown composition {name!r}; choose one of {list(NAMES)}")
     c = COMPOSITIONS[name]
