@@ -72,7 +72,11 @@ SIZES = {
     "ht": (["--variant", "simple", "--min", "1", "--max", "1"],
            ["--variant", "simple", "--model", "small", "--min", "1", "--max", "1"]),
     "ba": (["--min", "1", "--max", "1"], ["--min", "1", "--max", "1"]),
+    "particle": ([], []), "saddle": ([], []),
 }  # fmt: skip
+#: evals whose functions are GradBench's argmin in four combinations, outer mode over inner
+#: (rr, ff, fr, rf): no primal to pair with; each is a row of its own, timed whole
+NESTED = ("particle", "saddle")
 
 #: (eval, adlab mode) pairs the default run leaves out, and why: name the mode to run one.
 #: None now: ba in reverse mode, once 1,300 passes (a camera's columns share 1,300 rows),
@@ -174,6 +178,12 @@ def rows_from(entries: Sequence[dict], eval_name: str, tool: str) -> list[Row]:
         reason = next((_last_line(x) for x in errors if x), "")
         return [Row(eval_name, tool, "no model" + (f": {reason}" if reason else ""))]
     rows = []
+    if eval_name in NESTED:  # one row per combination: its descent's median time
+        for o in summary.outcomes:
+            ds = _named_s(o.timings, "evaluate")
+            rows.append(Row(eval_name, tool, _verdict([o]), o.function,
+                            derivative_s=statistics.median(ds) if ds else None, runs=len(ds)))
+        return rows
     if eval_name not in PAIRS:  # hello: only the verdicts
         rows.append(Row(eval_name, tool, _verdict(summary.outcomes), runs=len(summary.outcomes)))
     sizes: dict[str, dict[str, Outcome]] = {}
@@ -285,6 +295,21 @@ def jax_table(rows: Sequence[Row]) -> str:
     return _md(header, body)
 
 
+def nested_table(rows: Sequence[Row]) -> str:
+    """particle's and saddle's combinations per tool: the descent's time, the fastest marked."""
+    body = []
+    for ev in NESTED:
+        for tool in dict.fromkeys(r.tool for r in rows if r.eval == ev):
+            mine = [r for r in rows if r.eval == ev and r.tool == tool]
+            timed = [r for r in mine if r.verdict == "valid" and r.derivative_s]
+            fastest = min(timed, key=lambda r: r.derivative_s, default=None)
+            cells = [seconds(r.derivative_s) if r in timed else r.verdict[:60] for r in mine]
+            body.append([ev, tool, *cells, fastest.size if fastest else "-"])
+    if not body:
+        return ""
+    return _md(["eval", "tool", "rr", "ff", "fr", "rf", "fastest"], body)
+
+
 def tool_commands(
     modes: Sequence[str], backend: str | None, scheme: str | None
 ) -> dict[str, list[str]]:
@@ -374,7 +399,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="run every session this many times, in turn; each ratio is then "
                         "the median of the rounds' (load between a primal's message and "
                         "its derivative's moves one round's by +-20%%)")  # fmt: skip
+    p.add_argument("--nested", action="store_true",
+                   help="no sessions: particle's and saddle's four combinations per framework, "
+                   "derivative/primal per call (benchmarks/_gradbench_nested.py)")  # fmt: skip
+    p.add_argument("--backends", default="jax,torch,autograd,tensorflow",
+                   help="--nested: the frameworks")  # fmt: skip
     args = p.parse_args(argv)
+    if args.nested:
+        from _gradbench_nested import run as nested_run
+
+        print(nested_run(args.backends.split(","), repeats=max(args.min_runs, 3)))
+        print(f"\nload average at the end {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        return 0
     if args.quick:
         args.min_seconds = 0.0
     if not args.gradbench_dir:
@@ -401,6 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" at --min-runs {args.min_runs} --min-seconds {args.min_seconds} (GradBench's: 1, 1).\n"
     )
     print(jax_table(rows))
+    nested = nested_table(rows)
+    if nested:
+        print("\nparticle and saddle: each combination's whole descent (median), and the fastest.\n")
+        print(nested)
     loads = " ".join(f"{x:.2f}" for x in load)
     print(
         f"\n{time.perf_counter() - t0:.0f} s in all; load average at the end {loads} "
