@@ -21,6 +21,9 @@ a plotting library: the figures are in ``adlab.plots.figures``.
   installed), ``frameworks_table``, ``how`` a framework ran, ``frame_table``, ``ratios_table``,
   ``gist_table`` / ``julia_gist``, ``passes_table``, ``compiled_table``,
   ``precision_pairs``, ``float32_check``.
+- JavaScript and TF.js (``browser.py``, questions 1 and 5 in the askers' runtime):
+  ``asker_table``, ``question_1_crossovers``, ``javascript_agreement``, ``devices_table``,
+  ``tidy_check``.
 """
 
 from .._format import human_bytes as human_bytes
@@ -29,6 +32,11 @@ from ..measure.costs import xla_costs as xla_costs
 from ..measure.fused import FusedDescent as FusedDescent
 from ..measure.fused import fused_descent as fused_descent
 from ..report.table import Table as Table
+from .browser import asker_table as asker_table
+from .browser import devices_table as devices_table
+from .browser import javascript_agreement as javascript_agreement
+from .browser import question_1_crossovers as question_1_crossovers
+from .browser import tidy_check as tidy_check
 from .costs import bound_table as bound_table
 from .costs import cheapest_table as cheapest_table
 from .costs import costs_table as costs_table
