@@ -5,6 +5,10 @@ model's formula (the derivation is in the docstring) and shares no code with
 adlab or JAX. Arguments are the model's own ``setup`` output; everything is
 promoted to float64 first, so a float32 run is judged against the exact
 derivative at its own (rounded) inputs.
+
+Internals: golden_checked reads GradBench's table of evals (catalog.gradbench's
+GRADBENCH_EVALS), the GradBench tool's own table and not public API, to leave the models
+GradBench's recorded answers check to those answers.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ slope of an arm on a log-log plot, a ceiling for complex step), never about
 the exact numbers of one machine. Theory (Nocedal & Wright, sec. 8.1): with
 truncation error ~ h**q and round-off ~ eps / h, the minimum lies near
 h* = eps**(1/(q+1)) with error ~ eps**(q/(q+1)).
+
+Internals: the step sweep's own grid (default_steps, STEP_SCHEMES) and its theory
+(expected_error), which the public step_errors and optimal_step use and do not expose: the
+curves' shapes are checked against them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.accuracy.reference import max_relative_error, reference
+from adlab import max_relative_error, reference
 from adlab.accuracy.steps import STEP_SCHEMES, default_steps, expected_error
 
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}

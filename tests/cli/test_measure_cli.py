@@ -1,4 +1,9 @@
-"""``adlab bench``: JSON, CSV and the table on stdout; cases; layering of the measure package."""
+"""``adlab bench``: JSON, CSV and the table on stdout; cases; layering of the measure package.
+
+Internals: the bench command's cases (measure.cases: CASES and their findings) and the
+inline dispatch switch (measure.env: run_inline, cpu_async_dispatch) that --case and
+--inline drive; the command line is their only public face.
+"""
 
 from __future__ import annotations
 

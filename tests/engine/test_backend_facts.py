@@ -1,5 +1,9 @@
 """Each framework's entry of facts (``adlab.engine.backends.FACTS``) says one consistent thing,
-and the modules that used to spell it out read it."""
+and the modules that used to spell it out read it.
+
+Internals: second order's tables (modes.hessian: NAMES, ON, WHY_NOT), which this test checks
+are read from the facts entries; no public function hands them out.
+"""
 
 from __future__ import annotations
 
@@ -63,7 +67,7 @@ def test_the_hessians_compositions_per_framework_come_from_the_entries():
 
 
 def test_a_backend_that_cannot_be_profiled_says_its_entrys_reason():
-    from adlab.measure.profile import profile
+    from adlab import profile
 
     for name in (n for n, f in FACTS.items() if f.profiler is None):
         with pytest.raises(ValueError) as err:

@@ -3,6 +3,10 @@
 Oracles: JAX's own float64 values (f, jax.grad, jacfwd), the emitted f itself
 (finite differences taken in JavaScript must be those of its values, bit for bit),
 and a transcription of G9.js's ``gradient`` written here from ``src/minimize.js``.
+
+Internals: the emitted program itself (JsFunction, run on shapes the catalog does not reach,
+rule by rule) and the Node process (node, NodeCrashed: killed and restarted), which no
+public function exposes.
 """
 
 from __future__ import annotations
@@ -199,7 +203,7 @@ def test_each_rule_and_its_gradient_agree_with_jax(case):
     import jax
 
     from adlab.engine.backends.js.program import JsFunction
-    from adlab.engine.model.precision import precision_scope
+    from adlab.engine.model import precision_scope
 
     f, args = _rules_cases()[case]
     loss = lambda *a: jax.numpy.sum(f(*a) ** 2)  # noqa: E731

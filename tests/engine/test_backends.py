@@ -8,6 +8,9 @@ namespace, so a wrong alias, a lost dtype or a mode wired to the wrong
 primitive shows here as a derivative off by more than the method's tolerance
 (``_engine_hand.tolerance``, as for JAX). Sizes are small: each framework's
 eager calls cost tens of microseconds to milliseconds apiece.
+
+Internals: PyTorch's counter says why it counted nothing (torch_flops.NOT_COUNTED): the
+record carries that text, and the test compares it to its one home.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ Cases that need a fresh process (JAX's cache is a process-wide setting turned on
 second run is a new process) run as children. Whether a program came from JAX's cache
 is read from JAX's own event counter ("/jax/compilation_cache/cache_hits"); whether f
 was traced, from a side effect in f that runs only when it is traced; never from a time.
+
+Internals: the caches' own switches and files: JAX's cache's off switch (jax_cache) and
+adlab's store (store: fresh, load, its eviction), whose format and policy no public function
+exposes.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ fix a second process died with a segmentation fault (issue 22). Each case runs
 in two fresh processes sharing one cache directory: both must exit 0 with the
 same derivatives, and the second must have loaded its programs (else the test
 would prove nothing about loading).
+
+Internals: reads adlab's store of compiled programs (store) to tell a program loaded from it
+from one compiled again: the proof that the second process loaded.
 """
 
 from __future__ import annotations
