@@ -30,6 +30,8 @@ from .engine.derivative import UntrustedWarning as UntrustedWarning
 from .engine.derivative import derivative as derivative
 from .engine.derivative import prepare as prepare
 from .engine.model.source import Model as Model
+from .engine.modes import ALL_MODES as ALL_MODES
+from .engine.modes import registered_modes as registered_modes
 from .engine.programs.memory import SizeError as SizeError
 from .engine.second import hessian as hessian
 from .engine.second import hvp as hvp

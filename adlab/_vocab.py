@@ -12,6 +12,25 @@ from typing import Literal
 Mode = Literal["forward", "reverse", "numeric", "complex-step"]
 MODES: tuple[str, ...] = ("forward", "reverse", "numeric", "complex-step")
 
+#: Every mode ``prepare`` takes, each a rule registered in ``adlab.engine.modes``
+#: (``adlab.ALL_MODES`` is read from that registry): the first-order ``MODES``,
+#: ``primal`` (f itself, timed the same way, for ratios), and the second-order ones,
+#: whose ``scheme`` is a ``Composition``. ``mode`` means this everywhere.
+AnyMode = Literal[
+    "forward", "reverse", "numeric", "complex-step", "primal",
+    "hessian", "hvp", "gradient-and-hvp", "gradient-over-hvp",
+]  # fmt: skip
+
+#: How a second derivative composes modes, the outer one first: the ``scheme`` of the
+#: modes ``hessian`` and ``hvp`` (``adlab.hessian(f, x, scheme=...)``).
+Composition = Literal[
+    "forward-over-reverse", "reverse-over-forward", "reverse-over-reverse",
+    "forward-over-forward", "numeric", "complex-step",
+]  # fmt: skip
+
+#: The mode of the derivatives a model takes inside f with the provided ``grad(fn)``.
+Inner = Literal["reverse", "forward"]
+
 #: Finite-difference schemes for ``mode="numeric"``. ``g9`` is G9.js's own gradient
 #: (central differences with a step shrunk until its slopes agree), on js and numpy.
 Scheme = Literal["forward", "central", "richardson", "g9"]

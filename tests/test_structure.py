@@ -222,3 +222,26 @@ def test_the_check_sees_a_framework_spelled(tmp_path, monkeypatch):
     (pkg / "plots.py").write_text("LOOKS = {'torch': 1}\nif x == 'numpy': pass\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
     assert framework_spellers() == {"adlab.plots": ["1: torch", "2: numpy"]}
+
+
+#: lists every layer reads: each has one home (``adlab._vocab``'s words, the sweep's default)
+ONE_HOME = ("MODES", "BACKENDS", "SCHEMES", "PRECISIONS", "DEFAULT_MODES")
+
+
+def module_level_homes(names: tuple[str, ...] = ONE_HOME) -> dict[str, list[str]]:
+    """The modules that assign each of ``names`` at their top level."""
+    homes: dict[str, list[str]] = {name: [] for name in names}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AnnAssign) else [])  # fmt: skip
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in homes:
+                    homes[target.id].append(_module(path))
+    return homes
+
+
+def test_each_shared_list_has_one_home():
+    homes = module_level_homes()
+    several = {name: where for name, where in homes.items() if len(where) != 1}
+    assert not several, f"one home each (name the others by what they hold): {several}"

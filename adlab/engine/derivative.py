@@ -17,7 +17,19 @@ from typing import Any
 
 import numpy as np
 
-from .._vocab import SCHEMES, WHERES, ModelError
+from .._vocab import (
+    SCHEMES,
+    WHERES,
+    AnyMode,
+    Backend,
+    Composition,
+    Device,
+    Inner,
+    ModelError,
+    Precision,
+    Scheme,
+    Where,
+)
 from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .backends.base import NotAnArray
 from .backends.inner_grad import check_inner
@@ -90,17 +102,17 @@ def prepare(
     f_or_model: Callable | Model,
     x: Any,
     *args: Any,
-    mode: str = "reverse",
+    mode: AnyMode = "reverse",
     wrt: int | tuple[int, ...] | None = None,
     jit: bool | None = None,
-    precision: str | None = None,
-    scheme: str = "central",
+    precision: Precision | None = None,
+    scheme: Scheme | Composition = "central",
     step: Any = None,
-    backend: str = DEFAULT,
+    backend: Backend = DEFAULT,
     sparse: bool = False,
-    inner: str = "reverse",
-    device: str | None = None,
-    where: str | None = None,
+    inner: Inner = "reverse",
+    device: Device | None = None,
+    where: Where | None = None,
 ) -> Prepared:
     """Compile the derivative of ``f(x, *args)`` for these shapes; see ``derivative``.
 
@@ -130,7 +142,7 @@ def prepare(
                              "reverse mode; leave inner unset (the values are the same)")
         from .sparse import prepare_sparse
 
-        return prepare_sparse(model, x, *args, kind=mode, wrt=wrt, jit=jit,
+        return prepare_sparse(model, x, *args, mode=mode, wrt=wrt, jit=jit,
                               precision=precision, backend=backend)  # fmt: skip
     rule = get_rule(mode)
     refusal = rule.refusal(impl)
@@ -212,18 +224,18 @@ def derivative(
     f_or_model: Callable | Model,
     x: Any,
     *args: Any,
-    mode: str = "reverse",
+    mode: AnyMode = "reverse",
     wrt: int | tuple[int, ...] | None = None,
     jit: bool | None = None,
-    precision: str | None = None,
-    scheme: str = "central",
+    precision: Precision | None = None,
+    scheme: Scheme | Composition = "central",
     step: Any = None,
-    backend: str = DEFAULT,
+    backend: Backend = DEFAULT,
     full_output: bool = False,
     sparse: bool = False,
-    inner: str = "reverse",
-    device: str | None = None,
-    where: str | None = None,
+    inner: Inner = "reverse",
+    device: Device | None = None,
+    where: Where | None = None,
 ) -> Any:
     """The derivative of ``f(x, *args)`` with respect to argument(s) ``wrt``.
 
@@ -235,7 +247,8 @@ def derivative(
         f_or_model: a ``Model`` or a function written with ``jax.numpy`` (or with
             the framework of ``backend``).
         x, *args: f's arguments (NumPy arrays, scalars, dicts of arrays).
-        mode: "forward", "reverse", "numeric" or "complex-step".
+        mode: "forward", "reverse", "numeric" or "complex-step" (``adlab.MODES``); also
+            any other registered mode (``adlab.ALL_MODES``: "primal" gives f itself).
         wrt: argument index or tuple of indices; default 0 (or the model's ``wrt``).
         jit: compile with the framework's compiler (``jax.jit``, ``torch.compile``,
             ``tf.function(jit_compile=True)``); False runs eagerly; None (default) as
@@ -243,7 +256,8 @@ def derivative(
             NumPy have no compiler: jit=True is refused there.
         precision: "float32" or "float64", for this call only; None: what the framework
             computes in by default (float64; TF.js, which has no float64: float32).
-        scheme: for "numeric": "forward", "central" or "richardson".
+        scheme: for "numeric": "forward", "central", "richardson" or "g9"; for a
+            second-order mode, its composition (see ``hessian``).
         step: finite-difference step (absolute) or complex step; None picks the
             default: eps**(1/2, 1/3, 1/5) * max(|x|, 1) per component for
             forward/central/Richardson, and 1e-20 for complex step.

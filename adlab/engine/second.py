@@ -15,15 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from .._vocab import ModelError
+from .._vocab import Backend, Composition, Inner, ModelError, Precision
 from .backends import DEFAULT, REFERENCE, get_backend
 from .compare import crosscheck
 from .derivative import DerivativeInfo, UntrustedWarning, prepare
 from .model.source import Model, normalize_wrt
-from .modes.hessian import BACKENDS, NAMES, NotScalar, refusal
+from .modes.hessian import NAMES, NESTING_BACKENDS, NotScalar, refusal
 from .prepared import Prepared
 from .sparse import prepare_sparse
 
+#: jax.hessian's composition: the default scheme of hessian and hvp
+DEFAULT_COMPOSITION = "forward-over-reverse"
 #: JAX's float64 compositions that are the Hessian's reference (``compare.crosscheck``)
 ROUTES = ("forward-over-reverse", "reverse-over-reverse")
 
@@ -32,16 +34,27 @@ def _model(f_or_model: Callable | Model) -> Model:
     return f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
 
 
-def _check(kind: str, mode: str, backend: str) -> None:
-    if mode not in NAMES:
-        raise ValueError(f"unknown {kind} mode {mode!r}; choose one of {list(NAMES)}")
-    if backend not in BACKENDS:
-        runs = ", ".join(repr(b) for b in BACKENDS)
+def _composition(scheme: str, mode: str | None) -> str:
+    """The composition asked for: ``scheme``, or ``mode``, its old name (still accepted)."""
+    if mode is None or mode == scheme:
+        return scheme
+    if scheme != DEFAULT_COMPOSITION:
+        raise ValueError(f"scheme={scheme!r} and mode={mode!r} name two compositions; give "
+                         "scheme= alone (mode= is its old name)")  # fmt: skip
+    return mode
+
+
+def _check(mode: str, scheme: str, backend: str) -> None:
+    """Refuse composition ``scheme`` of ``mode`` ("hessian", "hvp") where it cannot run."""
+    if scheme not in NAMES:
+        raise ValueError(f"unknown {mode} scheme {scheme!r}; choose one of {list(NAMES)}")
+    if backend not in NESTING_BACKENDS:
+        runs = ", ".join(repr(b) for b in NESTING_BACKENDS)
         raise ValueError(
-            f"{kind} mode {mode!r} is not available on backend {backend!r}: it has no "
+            f"{mode} scheme {scheme!r} is not available on backend {backend!r}: it has no "
             f"automatic differentiation to nest; use backend= one of {runs}"
         )
-    why = refusal(mode, backend, hvp=kind == "hvp" and mode != "complex-step")
+    why = refusal(scheme, backend, hvp=mode == "hvp" and scheme != "complex-step")
     if why:
         raise ValueError(why)
 
@@ -78,14 +91,15 @@ def prepare_hessian(
     f_or_model: Callable | Model,
     x: Any,
     *args: Any,
-    mode: str = "forward-over-reverse",
+    scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
     jit: bool | None = None,
-    precision: str = "float64",
-    backend: str = DEFAULT,
+    precision: Precision = "float64",
+    backend: Backend = DEFAULT,
     sparse: bool = False,
     step: Any = None,
-    inner: str = "reverse",
+    inner: Inner = "reverse",
+    mode: Composition | None = None,  # the old name of scheme, still accepted
 ) -> Any:
     """Compile the Hessian of a scalar ``f(x, *args)``; see ``hessian``.
 
@@ -94,14 +108,15 @@ def prepare_hessian(
         with ``sparse=True`` a ``SparsePrepared`` returning ``scipy.sparse.csr_array``.
     """
     model = _model(f_or_model)
-    _check("hessian", mode, backend)
+    scheme = _composition(scheme, mode)
+    _check("hessian", scheme, backend)
     i = _index(model, wrt, 1 + len(args))
     try:
         if sparse:
-            return prepare_sparse(model, x, *args, kind="hessian", composition=mode, wrt=i,
+            return prepare_sparse(model, x, *args, mode="hessian", scheme=scheme, wrt=i,
                                   jit=jit is not False, precision=precision,
                                   backend=backend)  # fmt: skip
-        return prepare(model, x, *args, mode="hessian", scheme=mode, wrt=i, jit=jit,
+        return prepare(model, x, *args, mode="hessian", scheme=scheme, wrt=i, jit=jit,
                        precision=precision, backend=backend, step=step,
                        inner=inner)  # fmt: skip
     except NotScalar as exc:
@@ -113,13 +128,14 @@ def prepare_hvp(
     x: Any,
     v: Any,
     *args: Any,
-    mode: str = "forward-over-reverse",
+    scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
     jit: bool | None = None,
-    precision: str = "float64",
-    backend: str = DEFAULT,
+    precision: Precision = "float64",
+    backend: Backend = DEFAULT,
     with_gradient: bool = False,
     divided: bool = False,
+    mode: Composition | None = None,  # the old name of scheme, still accepted
 ) -> Prepared:
     """Compile the Hessian-vector product of a scalar ``f(x, *args)``; see ``hvp``.
 
@@ -132,9 +148,10 @@ def prepare_hvp(
         diagonal Hessian, the Newton step).
     """
     model = _model(f_or_model)
-    _check("hvp", mode, backend)
-    if mode == "complex-step":
-        raise ValueError("hvp has no mode 'complex-step': adlab offers complex step for the "
+    scheme = _composition(scheme, mode)
+    _check("hvp", scheme, backend)
+    if scheme == "complex-step":
+        raise ValueError("hvp has no scheme 'complex-step': adlab offers complex step for the "
                          "full Hessian only; use 'forward-over-reverse' (exact, one pass) "
                          "or 'numeric'")  # fmt: skip
     given = (x, *args)
@@ -143,10 +160,10 @@ def prepare_hvp(
         raise ValueError(f"v must have the shape of the differentiated argument {i}, "
                          f"{np.shape(given[i])}; got {np.shape(v)}")  # fmt: skip
     inputs = (*given[: i + 1], v, *given[i + 1 :])
-    kind = "gradient-over-hvp" if divided else "gradient-and-hvp" if with_gradient else "hvp"
+    mode = "gradient-over-hvp" if divided else "gradient-and-hvp" if with_gradient else "hvp"
     try:
         return prepare(with_direction(model, i, backend, precision), *inputs,
-                       mode=kind, scheme=mode, wrt=i,
+                       mode=mode, scheme=scheme, wrt=i,
                        jit=jit, precision=precision, backend=backend)  # fmt: skip
     except NotScalar as exc:
         raise _scalar_error(model, exc) from None
@@ -162,14 +179,14 @@ def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
     trusted, note = p.trusted, p.note
     if check is not None:
         model, args, v = check
-        kind = "hessian" if v is None else "hvp"
-        wrong = crosscheck(model, args, value, wrt=p.wrt, mode=kind, scheme=p.scheme,
+        mode = "hessian" if v is None else "hvp"
+        wrong = crosscheck(model, args, value, wrt=p.wrt, mode=mode, scheme=p.scheme,
                            precision=p.precision, backend=p.backend, order=2, direction=v,
                            reference=p.backend == REFERENCE and p.precision == "float64"
                            and p.scheme in ROUTES)  # fmt: skip
         if wrong:
             trusted, note = False, wrong
-            warnings.warn(f"{kind} {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,
+            warnings.warn(f"{mode} {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,
                           stacklevel=3)  # fmt: skip
     if not full_output:
         return value
@@ -180,41 +197,44 @@ def hessian(
     f_or_model: Callable | Model,
     x: Any,
     *args: Any,
-    mode: str = "forward-over-reverse",
+    scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
-    precision: str = "float64",
+    precision: Precision = "float64",
     jit: bool | None = None,
-    backend: str = DEFAULT,
+    backend: Backend = DEFAULT,
     sparse: bool = False,
     full_output: bool = False,
-    inner: str = "reverse",
+    inner: Inner = "reverse",
+    mode: Composition | None = None,  # the old name of scheme, still accepted
 ) -> Any:
     """The Hessian of a scalar ``f(x, *args)`` in argument ``wrt``: an (n, n) NumPy array.
 
     Args:
         f_or_model: a ``Model`` or a function written with ``jax.numpy``.
         x, *args: f's arguments; the differentiated one is a scalar or 1-D array.
-        mode: how the modes nest: "forward-over-reverse" (``jax.hessian``'s choice),
+        scheme: how the modes nest: "forward-over-reverse" (``jax.hessian``'s choice),
             "reverse-over-forward", "reverse-over-reverse", "forward-over-forward",
             "numeric" (central differences of the reverse gradient, symmetrized) or
             "complex-step" (complex step of the reverse gradient: f must be analytic).
         wrt: the argument index; default 0 (or the model's ``wrt``).
         precision, jit, backend: as for ``derivative`` (jit=None: the framework's default,
-            JAX compiled, the others eager). JAX runs every mode; PyTorch (``torch.func``)
+            JAX compiled, the others eager). JAX runs every scheme; PyTorch (``torch.func``)
             and TensorFlow (nested tapes and accumulators) all but "complex-step";
-            autograd all, eagerly (``second_order.ON``; a mode a framework does not
+            autograd all, eagerly (``modes.hessian.ON``; a scheme a framework does not
             nest is refused with the reason). NumPy has no AD to nest.
         sparse: a ``scipy.sparse.csr_array``, from the pattern of the gradient's
             program, star-colored: one HVP per color (``adlab.engine.sparse``).
         full_output: also return a ``DerivativeInfo`` (f_evals: passes, compile_s).
         inner: the mode of the model's own ``grad(fn)``, as for ``derivative``.
+        mode: the old name of ``scheme`` (a composition), still accepted.
 
     References:
         Pearlmutter, Neural Computation 6(1), 1994; Gebremedhin, Manne & Pothen,
         SIAM Review 47(4), 2005 (coloring a Hessian).
     """
-    p = prepare_hessian(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
-                        backend=backend, sparse=sparse, inner=inner)  # fmt: skip
+    p = prepare_hessian(f_or_model, x, *args, scheme=_composition(scheme, mode), wrt=wrt,
+                        jit=jit, precision=precision, backend=backend, sparse=sparse,
+                        inner=inner)  # fmt: skip
     return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args), None))
 
 
@@ -223,17 +243,19 @@ def hvp(
     x: Any,
     v: Any,
     *args: Any,
-    mode: str = "forward-over-reverse",
+    scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
-    precision: str = "float64",
+    precision: Precision = "float64",
     jit: bool | None = None,
-    backend: str = DEFAULT,
+    backend: Backend = DEFAULT,
     full_output: bool = False,
     with_gradient: bool = False,
+    mode: Composition | None = None,  # the old name of scheme, still accepted
 ) -> Any:
     """The Hessian of a scalar ``f(x, *args)`` times ``v`` (shaped like the argument ``wrt``).
 
-    Modes as for ``hessian`` but complex step. The first three cost one pass each,
+    Schemes as for ``hessian`` (``mode=`` is their old name) but complex step.
+    The first three cost one pass each,
     a small constant times f (``HVP_BOUND``); "forward-over-forward" costs n, since
     its inner gradient takes n forward passes; "numeric" takes two reverse gradients.
 
@@ -247,6 +269,7 @@ def hvp(
     one the composition's inner program takes (reverse or forward AD, also for
     "numeric", whose differences are of the reverse gradient).
     """
-    p = prepare_hvp(f_or_model, x, v, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
-                    backend=backend, with_gradient=with_gradient)  # fmt: skip
+    p = prepare_hvp(f_or_model, x, v, *args, scheme=_composition(scheme, mode), wrt=wrt,
+                    jit=jit, precision=precision, backend=backend,
+                    with_gradient=with_gradient)  # fmt: skip
     return _value(p, full_output, None if with_gradient else (_model(f_or_model), (x, *args), v))

@@ -39,11 +39,12 @@ from .sparsity.index_sets import PatternTooLarge
 from .sparsity.passes import WRITTEN_OUT, Program, by_color, faster, pass_bytes, reader
 from .sparsity.pattern import Detected, hessian_pattern, jacobian_pattern, refusal
 
-KINDS = ("forward", "reverse", "hessian")
+#: the modes a sparse derivative takes: a Jacobian's, or a Hessian (in HVPs)
+SPARSE_MODES = ("forward", "reverse", "hessian")
 
 
-def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at: tuple,
-                composition: str | None, width: int | None) -> tuple[Any, Any]:  # fmt: skip
+def _compressed(mode: str, f: Any, i: int, shape: tuple, coloring: Coloring, at: tuple,
+                scheme: str | None, width: int | None) -> tuple[Any, Any]:  # fmt: skip
     """(passes, read): a function of f's arguments computing the compressed derivative,
     and one of its result giving the pattern's nonzeros, in CSR order."""
     a_idx, b_idx = at
@@ -57,19 +58,19 @@ def _compressed(kind: str, f: Any, i: int, shape: tuple, coloring: Coloring, at:
 
         xf = jnp.ravel(x)
         per = pass_bytes(fx, xf)
-        if kind == "forward":
+        if mode == "forward":
             return by_color(lambda s: jax.jvp(fx, (xf,), (s,))[1], colors, count, xf.dtype,
                              per, width)  # fmt: skip
-        if kind == "reverse":
+        if mode == "reverse":
             y, pull = jax.vjp(fx, xf)
             return by_color(lambda w: pull(w)[0], colors, count, y.dtype, per, width)
-        product = COMPOSITIONS[composition].hvp(f, i)
+        product = COMPOSITIONS[scheme].hvp(f, i)
         return by_color(lambda s: jnp.ravel(product(*args, s.reshape(shape))), colors,
                          count, xf.dtype, per, width)  # fmt: skip
 
     # the passes' results are (colors, len): the compressed J S (H S) transposed, or
     # W^T J as it is
-    a, b = (a_idx, b_idx) if kind == "reverse" else (b_idx, a_idx)
+    a, b = (a_idx, b_idx) if mode == "reverse" else (b_idx, a_idx)
     return passes, reader(a, b)
 
 
@@ -188,27 +189,27 @@ class SparsePrepared:
 
 #: the frameworks a sparse derivative runs on (their entry's ``sparse``): its pattern is
 #: read from a JAX program
-BACKENDS: tuple[str, ...] = with_fact("sparse")
+SPARSE_BACKENDS: tuple[str, ...] = with_fact("sparse")
 
 
-def sparse_refusal(kind: str, composition: str | None, backend: str) -> str | None:
-    """Why a sparse ``kind`` ("forward", "reverse", "hessian" and its composition) cannot
+def sparse_refusal(mode: str, scheme: str | None, backend: str) -> str | None:
+    """Why a sparse ``mode`` ("forward", "reverse", or "hessian" and its ``scheme``) cannot
     run on ``backend``; None if it can. A sweep refuses such a variant with this."""
-    if kind not in KINDS:
+    if mode not in SPARSE_MODES:
         return (f"sparse=True takes mode 'forward' or 'reverse' (a Jacobian), or "
-                f"a Hessian (adlab.hessian(..., sparse=True)); got {kind!r}")  # fmt: skip
-    if kind == "hessian" and composition not in HVP_NAMES:
-        return (f"a sparse Hessian is taken in HVPs, one per color; mode "
-                f"{composition!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
-    if backend not in BACKENDS:
+                f"a Hessian (adlab.hessian(..., sparse=True)); got {mode!r}")  # fmt: skip
+    if mode == "hessian" and scheme not in HVP_NAMES:
+        return (f"a sparse Hessian is taken in HVPs, one per color; scheme "
+                f"{scheme!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
+    if backend not in SPARSE_BACKENDS:
         why = KNOWN[backend].sparse_refusal if backend in KNOWN else None
         return (f"sparse=True is not available on backend {backend!r} yet: "
                 + (why or f"its pattern is read from a JAX program (use backend={REFERENCE!r})"))
     return None
 
 
-def _refuse(kind: str, composition: str | None, backend: str, wrt: Any) -> None:
-    why = sparse_refusal(kind, composition, backend)
+def _refuse(mode: str, scheme: str | None, backend: str, wrt: Any) -> None:
+    why = sparse_refusal(mode, scheme, backend)
     if why:
         raise ValueError(why)
     if isinstance(wrt, tuple) and len(wrt) != 1:
@@ -219,15 +220,15 @@ def prepare_sparse(
     model: Model,
     x: Any,
     *args: Any,
-    kind: str,
-    composition: str | None = None,
+    mode: str,
+    scheme: str | None = None,
     wrt: Any = None,
     jit: bool = True,
     precision: str = "float64",
     backend: str = DEFAULT,
 ) -> SparsePrepared:
     """Detect, color, and compile a sparse Jacobian ("forward", "reverse") or Hessian."""
-    _refuse(kind, composition, backend, wrt)
+    _refuse(mode, scheme, backend, wrt)
     wrt = model.wrt if wrt is None else wrt
     i = wrt[0] if isinstance(wrt, tuple) else int(wrt)
     given = (x, *args)
@@ -237,42 +238,42 @@ def prepare_sparse(
     cast = cast_args(given, dtype_of(precision), (i,))
     shape = np.shape(cast[i])
     f = model.function(REFERENCE)
-    where = f"f, sparse {kind}, n={int(np.prod(shape, dtype=int))}"
+    where = f"f, sparse {mode}, n={int(np.prod(shape, dtype=int))}"
     with precision_scope(precision), model.errors(where, jit=False):
-        if kind == "hessian":
+        if mode == "hessian":
             out = np.shape(jax.eval_shape(f, *cast))
             if out != ():
                 raise NotScalar(f"a Hessian needs f to return a scalar; f returns shape {out}")
-        detect = hessian_pattern if kind == "hessian" else jacobian_pattern
+        detect = hessian_pattern if mode == "hessian" else jacobian_pattern
         try:
             detected = detect(f, cast, i)
         except PatternTooLarge as too_large:
-            raise SizeError(refusal(too_large, model.files, kind)) from None
+            raise SizeError(refusal(too_large, model.files, mode)) from None
         pattern = detected.pattern
         rows = None
-        if kind == "reverse":
+        if mode == "reverse":
             # J_f's rows that share x's entries share a color's pass; through the front
             # (f after its data movement) they may not (ba: 2 colors, not 1,300)
             rows, own = front_rows(f, cast, i, pattern)
             coloring = rows.coloring if rows else own or color_rows(pattern)
         else:
-            coloring = (color_columns if kind == "forward" else star_color)(pattern)
+            coloring = (color_columns if mode == "forward" else star_color)(pattern)
     at = recovery(pattern, coloring) if rows is None else rows.at
 
     def build(width: int | None) -> Program:
         if rows is not None:
             compute, read = _through_front(rows, i, detected.nnz, width)
         else:
-            compute, read = _compressed(kind, f, i, shape, coloring, at, composition, width)
+            compute, read = _compressed(mode, f, i, shape, coloring, at, scheme, width)
         apart = width is not None  # one pass after another: the read apart (Program)
         whole = compute if apart else (lambda *a: read(compute(*a)))
         passes = prepare(model.derived(whole, any_output=apart), *given, mode="primal",
                          wrt=i, jit=jit, precision=precision, backend=REFERENCE)  # fmt: skip
         return Program(passes, compute, read if apart else None, precision, width)
 
-    inner, at_once = faster(build, coloring.count, jit, kind)
+    inner, at_once = faster(build, coloring.count, jit, mode)
     n = int(np.prod(shape, dtype=int))
-    passes = COMPOSITIONS[composition].passes(n, True) if kind == "hessian" else 1
-    mode, scheme = ("hessian", composition) if kind == "hessian" else (kind, None)
+    passes = COMPOSITIONS[scheme].passes(n, True) if mode == "hessian" else 1
+    scheme = scheme if mode == "hessian" else None
     via = rows.describe() if rows is not None else None
     return SparsePrepared(inner, detected, coloring, mode, scheme, passes, at_once, via)

@@ -25,7 +25,7 @@ from ..engine.backends import DEFAULT, KNOWN, REFERENCE, get_backend
 from ..engine.derivative import prepare
 from ..engine.model.args import backend_inputs, wrt_indices
 from ..engine.model.source import Model
-from ..engine.modes.hessian import BACKENDS as NESTING
+from ..engine.modes.hessian import NESTING_BACKENDS as NESTING
 from ..engine.second import prepare_hessian, prepare_hvp
 from ..engine.sparse import SparsePrepared
 from ..measure.timing import awaited_call

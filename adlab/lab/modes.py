@@ -11,7 +11,7 @@ labels too.
 
 What the ticked frameworks cannot run at all is said here from what is known
 without importing a framework (a mode's registered ``backends``, sparse's
-``BACKENDS``): its checkbox is greyed out with the reason. A pair that fails
+``SPARSE_BACKENDS``): its checkbox is greyed out with the reason. A pair that fails
 only once the framework is loaded is left out at run time (``plan``).
 """
 
@@ -24,7 +24,7 @@ from typing import NamedTuple
 from ..engine.backends import DEFAULT, KNOWN, REFERENCE
 from ..engine.modes import get_rule
 from ..engine.modes.hessian import NAMES
-from ..engine.sparse import BACKENDS as SPARSE_BACKENDS
+from ..engine.sparse import SPARSE_BACKENDS
 from ..engine.sparse import sparse_refusal as engine_sparse_refusal
 from ..measure.series import SPARSE_MODES, Series, parse_variant
 

@@ -93,7 +93,7 @@ def patterns(model: Model, variants: Sequence[str], sizes: Sequence[int], precis
     for kind, (label, scheme) in kinds.items():
         composition = (scheme or "forward-over-reverse") if kind == "hessian" else None
         try:
-            p = prepare_sparse(model, *model.setup(n), kind=kind, composition=composition,
+            p = prepare_sparse(model, *model.setup(n), mode=kind, scheme=composition,
                                jit=False, precision=precision)  # fmt: skip
         except Exception:  # noqa: BLE001 - the records say why, on the user's line
             continue

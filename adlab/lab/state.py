@@ -45,7 +45,7 @@ from .sources import resolve
 from .traits import (
     DEFAULT_COMPOSITIONS,
     DEFAULT_FRAMEWORKS,
-    DEFAULT_MODES,
+    DEFAULT_MODE_TICKS,
     DEFAULT_N,
     FRAMEWORK_CHOICES,
     MODE_CHOICES,
@@ -127,7 +127,7 @@ class LabState(ModelEditing):
         if self.fixed_sizes:
             self.n_max = max(N_MAX, *self.fixed_sizes)
         self.n = n if n is not None else (max(self.fixed_sizes) if self.fixed_sizes else DEFAULT_N)
-        self.modes = list(DEFAULT_MODES if modes is None else modes)
+        self.modes = list(DEFAULT_MODE_TICKS if modes is None else modes)
         self.compositions = list(DEFAULT_COMPOSITIONS if compositions is None else compositions)
         self.sparse = sparse
         self.frameworks = list(DEFAULT_FRAMEWORKS if frameworks is None else frameworks)

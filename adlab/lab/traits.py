@@ -30,8 +30,9 @@ from .modes import COMPOSITION_CHOICES, FIRST_ORDER, SECOND_ORDER, SPARSE_CHOICE
 
 #: the mode checkboxes: first order, then second order (Hessian, HVP)
 MODE_CHOICES: tuple[str, ...] = (*FIRST_ORDER, *SECOND_ORDER)
-#: a Lab measures the first-order modes unless told otherwise
-DEFAULT_MODES: tuple[str, ...] = FIRST_ORDER
+#: the mode checkboxes ticked at first: a Lab measures the first-order modes unless
+#: told otherwise (a sweep's own default variants: ``measure.DEFAULT_MODES``)
+DEFAULT_MODE_TICKS: tuple[str, ...] = FIRST_ORDER
 #: jax.hessian's composition, the cheapest HVP (Pearlmutter 1994)
 DEFAULT_COMPOSITIONS: tuple[str, ...] = ("forward-over-reverse",)
 #: the framework checkboxes: each ticked mode runs on each ticked framework

@@ -33,7 +33,7 @@ from .._vocab import BACKENDS, DEVICES, PRECISIONS, SCHEMES, WHERES
 from ..engine.backends import DEFAULT, FACTS, default_jit, get_backend, has_compiler
 from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
-from ..engine.sparse import sparse_refusal
+from ..engine.sparse import SPARSE_MODES, sparse_refusal
 
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "jit": ("jit", True),
@@ -53,7 +53,6 @@ _SYNTAX = re.compile(
     r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z][a-z0-9-]*)\s*\])?\s*(?:\(([^()]*)\))?\s*$"
 )
 #: the modes a sparse series can take: its pattern is colored for these
-SPARSE_MODES = ("forward", "reverse", "hessian")
 SYNTAX_HELP = (
     "write a variant as mode[scheme](options), e.g. 'reverse', 'numeric[richardson]', "
     "'reverse(eager)', 'numeric[central](numpy,float32)', 'hessian[forward-over-reverse]', "

@@ -7,8 +7,23 @@ Importing this package registers the built-in modes: ``forward`` and
 """
 
 from . import ad, complex_step, hessian, numeric, primal  # noqa: F401  (registers the modes)
-from ._registry import Built, Rule, Spec, Stepping, get_rule, mode_names, register, stepping_of
+from ._registry import (
+    Built,
+    Rule,
+    Spec,
+    Stepping,
+    get_rule,
+    mode_names,
+    register,
+    registered_modes,
+    stepping_of,
+)
+
+#: every built-in mode, read from the registry: the first-order ``MODES`` first, then
+#: ``primal`` and the second-order ones (``registered_modes()`` also sees modes added later)
+ALL_MODES: tuple[str, ...] = registered_modes()
 
 __all__ = [
-    "Built", "Rule", "Spec", "Stepping", "get_rule", "mode_names", "register", "stepping_of",
+    "ALL_MODES", "Built", "Rule", "Spec", "Stepping", "get_rule", "mode_names", "register",
+    "registered_modes", "stepping_of",
 ]  # fmt: skip

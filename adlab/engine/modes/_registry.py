@@ -159,8 +159,7 @@ class Rule:
         """
         if self.runs_on(backend):
             return None
-        names = dict.fromkeys((*MODES, *_RULES))  # the first-order modes first, as MODES
-        runs = [repr(name) for name in names if _RULES[name].runs_on(backend)]
+        runs = [repr(name) for name in registered_modes() if _RULES[name].runs_on(backend)]
         if self.name in getattr(backend, "refuses", {}):  # the backend's own reason
             why = (f"cannot run on backend={backend.name!r}, which does not have what it "
                    f"needs: {backend.refuses[self.name]}")
@@ -211,6 +210,11 @@ def get_rule(name: str) -> Rule:
 def mode_names() -> list[str]:
     """Names of the registered modes, in registration order."""
     return list(_RULES)
+
+
+def registered_modes() -> tuple[str, ...]:
+    """Every registered mode: the first-order ``MODES`` first, then the others as registered."""
+    return tuple(dict.fromkeys((*(m for m in MODES if m in _RULES), *_RULES)))
 
 
 def pick(per_index: list[Any], wrt: int | tuple[int, ...]) -> Any:

@@ -31,7 +31,7 @@ from ._registry import Built, Spec
 #: the backends G9's gradient runs on: its loop decides on f's values, so it runs
 #: where f is evaluated one point at a time outside a compiler (their entry's ``g9``);
 #: JavaScript's first, G9's own home
-BACKENDS: tuple[str, ...] = tuple(sorted(with_fact("g9"), key=lambda name: not FACTS[name].traced))
+G9_BACKENDS: tuple[str, ...] = tuple(sorted(with_fact("g9"), key=lambda name: not FACTS[name].traced))
 #: at most this many step shrinks per coordinate (G9's own)
 TRIES = 20
 
@@ -75,10 +75,10 @@ def gradient(f: Callable[[np.ndarray], float], x: np.ndarray) -> np.ndarray:
 
 def check(spec: Spec) -> None:
     """Refuse what G9's gradient cannot take, with the reason."""
-    if spec.backend not in BACKENDS:
+    if spec.backend not in G9_BACKENDS:
         raise ValueError(
             f"scheme 'g9' (G9.js's gradient) runs on backend "
-            f"{', '.join(map(repr, BACKENDS[:-1]))} or {BACKENDS[-1]!r}: "
+            f"{', '.join(map(repr, G9_BACKENDS[:-1]))} or {G9_BACKENDS[-1]!r}: "
             f"its step shrinks by decisions on f's values, one point at a time; on "
             f"backend={spec.backend!r} use scheme 'central', its one-step counterpart"
         )

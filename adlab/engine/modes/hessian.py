@@ -255,7 +255,7 @@ HVP_NAMES: tuple[str, ...] = tuple(c.name for c in COMPOSITIONS.values() if c.hv
 #: the compositions each framework runs: its facts entry's ``nests`` (NumPy: no AD to nest)
 ON: dict[str, tuple[str, ...]] = {name: f.nests for name, f in FACTS.items() if f.nests}
 #: the frameworks whose modes nest here
-BACKENDS: tuple[str, ...] = tuple(ON)
+NESTING_BACKENDS: tuple[str, ...] = tuple(ON)
 #: why a framework does not run a composition (its entry's ``why_not_nested``; each checked
 #: where the framework is tested)
 WHY_NOT: dict[tuple[str, str], str] = {
@@ -321,7 +321,7 @@ def _primitives(spec: Spec) -> Primitives:
     return Primitives(spec.backend, np.dtype(spec.dtype).name, spec.jit)
 
 
-@register("hessian", backends=BACKENDS, summary="the Hessian, by a composition of modes",
+@register("hessian", backends=NESTING_BACKENDS, summary="the Hessian, by a composition of modes",
           eager_cures=True, schemes=NAMES, order=2)  # fmt: skip
 def hessian(spec: Spec) -> Built:
     n = check_spec(spec, "Hessian")
@@ -347,20 +347,20 @@ def _hvp(spec: Spec, with_gradient: bool) -> Built:
     return Built(fn, f_evals=passes, note=NOTES.get(c.name))
 
 
-@register("hvp", backends=BACKENDS, summary="the Hessian times v, by a composition of modes",
+@register("hvp", backends=NESTING_BACKENDS, summary="the Hessian times v, by a composition of modes",
           eager_cures=True, schemes=HVP_NAMES, order=2)  # fmt: skip
 def hvp(spec: Spec) -> Built:
     return _hvp(spec, with_gradient=False)
 
 
-@register("gradient-and-hvp", backends=BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
+@register("gradient-and-hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
           summary="the gradient and the Hessian times v, from one program")  # fmt: skip
 def gradient_and_hvp(spec: Spec) -> Built:
     """(gradient, HVP): ``hvp`` with the gradient the composition computes on the way."""
     return _hvp(spec, with_gradient=True)
 
 
-@register("gradient-over-hvp", backends=BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
+@register("gradient-over-hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
           summary="the gradient over the Hessian times v, elementwise, in one program")  # fmt: skip
 def gradient_over_hvp(spec: Spec) -> Built:
     """gradient / HVP elementwise: with v = ones and a diagonal Hessian, the Newton step

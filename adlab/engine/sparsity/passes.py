@@ -152,7 +152,7 @@ def seconds(p: Any) -> float:
     return time.perf_counter() - start
 
 
-def faster(build: Any, count: int, jit: bool, kind: str) -> tuple[Any, int]:
+def faster(build: Any, count: int, jit: bool, mode: str) -> tuple[Any, int]:
     """(prepared, colors a pass takes at once): all colors batched (``jax.vmap``), one
     color after another (``lax.map``), or, in reverse mode with few colors, each pass
     written out (``WRITTEN_OUT``), whichever runs faster here, timed.
@@ -167,7 +167,7 @@ def faster(build: Any, count: int, jit: bool, kind: str) -> tuple[Any, int]:
     if count < 2 or not jit or not TUNE_MIN_S <= seconds(batched) <= TUNE_MAX_S:
         return batched, count
     ways = {None: batched, 1: build(1)}
-    if kind == "reverse" and count <= WRITTEN_OUT_MAX:
+    if mode == "reverse" and count <= WRITTEN_OUT_MAX:
         ways[WRITTEN_OUT] = build(WRITTEN_OUT)
     times: dict[int | None, list[float]] = {way: [] for way in ways}
     for _ in range(TUNE_RUNS):

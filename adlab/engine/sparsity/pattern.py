@@ -256,7 +256,7 @@ def _same(a: sp.csr_array | None, b: sp.csr_array | None) -> bool:
     return a.nnz == b.nnz and (a != b).nnz == 0
 
 
-def refusal(too_large: PatternTooLarge, files: frozenset[str], kind: str) -> str:
+def refusal(too_large: PatternTooLarge, files: frozenset[str], mode: str) -> str:
     """What to tell a user whose f makes a pattern too large to hold, naming their line."""
     from ..model.userline import eqn_line, source_line
 
@@ -272,7 +272,7 @@ def refusal(too_large: PatternTooLarge, files: frozenset[str], kind: str) -> str
     else:
         why = (f"{at} makes {too_large.rows:,} entries that depend on about {n:,.0f} inputs "
                "each: that derivative is nearly dense")  # fmt: skip
-    return (f"sparse {kind}: {why}, a pattern of {too_large.entries:.3g} entries, more than "
+    return (f"sparse {mode}: {why}, a pattern of {too_large.entries:.3g} entries, more than "
             f"the {too_large.limit:.3g} adlab can hold. Use sparse=False (the dense derivative, "
             "or a Jacobian-vector product), or a smaller n")  # fmt: skip
 
