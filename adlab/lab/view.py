@@ -69,7 +69,8 @@ class Lab(w.VBox):
             ("dense", "sparse" or "both": forward, reverse and Hessian from their
             sparsity pattern, whose picture and colors are shown), ``steps``
             (draw the step-size curves, default True), ``steps_n_max`` (their
-            largest n, default 1000), ``edits`` (folder for saved edits), and
+            largest n, default 1000), ``edits`` (folder for saved edits), ``device``
+            (TF.js's backend for the TF.js series: "cpu", "wasm" or "webgl"), and
             options of ``adlab.bench`` such as ``budget_s`` and ``repeats``.
 
     The logic lives in ``lab.state`` (a ``LabState``); the attributes and
@@ -86,7 +87,9 @@ class Lab(w.VBox):
         frameworks: Sequence[str] | None = None,
         **options: Any,
     ) -> None:
+        device = options.pop("device", "cpu")  # a trait of the Lab's, not bench's option
         state = LabState(model, sizes, modes, frameworks, post=_kernel_post(), **options)
+        state.device = device
         self.state = state
         self.plots = LabPlots(show_compile=state.show_compile)
         self._shown_run = -1

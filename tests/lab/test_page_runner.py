@@ -145,3 +145,6 @@ def test_the_tfjs_device_choice_names_the_variants():
     assert lab.state.variants == ["reverse(js)", "reverse(tfjs)"]
     lab.device_toggle.value = "wasm"
     assert lab.state.variants == ["reverse(js)", "reverse(tfjs,wasm)"]
+    lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["tfjs"], steps=False, device="webgl")
+    assert lab.device_toggle.value == "webgl" and "device" not in lab.state.options
+    assert lab.state.variants == ["reverse(tfjs,webgl)"]
