@@ -29,6 +29,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..engine.backends import JAVASCRIPT, with_fact
 from ..engine.backends.js.node import JsError
 from ..engine.backends.js.transport import new_generation
 
@@ -47,10 +48,12 @@ def runtime_modules() -> dict[str, str]:
     it (``timing``), and TF.js's runtime and bundle (``runtime_tfjs``, ``tfjs.min``: 1.8 MB,
     parsed in the page only when a TF.js program is loaded)."""
     backends = resources.files("adlab.engine.backends")
-    files = [*backends.joinpath("js").iterdir()]
-    tfjs = backends.joinpath("tfjs")
-    if tfjs.is_dir():
-        files += [*tfjs.iterdir(), *tfjs.joinpath("static").iterdir()]
+    files = []
+    for name in with_fact("traced"):  # the JavaScript backends' folders (and static/ bundles)
+        folder = backends.joinpath(name)
+        if folder.is_dir():
+            static = folder.joinpath("static")
+            files += [*folder.iterdir(), *(static.iterdir() if static.is_dir() else ())]
     return {f.name[:-3]: f.read_text(encoding="utf-8") for f in files
             if f.is_file() and f.name.endswith(".js")}  # fmt: skip
 
@@ -125,7 +128,7 @@ class PageRunner(anywidget.AnyWidget):
         out = json.loads(answer["line"])
         self.answered += 1
         if "error" in out:
-            raise JsError(out["error"], out.get("kind", "js"))
+            raise JsError(out["error"], out.get("kind", JAVASCRIPT))
         return out
 
     def _drops(self) -> list[tuple[int, int]]:

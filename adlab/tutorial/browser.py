@@ -14,7 +14,7 @@ from .._format import error_text, seconds
 from .._vocab import Record
 from ..accuracy.reference import max_relative_error
 from ..catalog import resolve_model
-from ..engine.backends import DEFAULT, get_backend
+from ..engine.backends import DEFAULT, FACTS, JAVASCRIPT, TFJS, get_backend
 from ..engine.derivative import derivative, prepare
 from ..engine.model.source import Model
 from ..measure import parse_variant
@@ -57,9 +57,9 @@ def asker_table(records: Iterable[Record]) -> Table:
     got = _measured(records)
     rows, where = [], set()
     for n in sorted({r.n for r in got}):
-        g9 = _find(got, n, "numeric", "js", "g9")
-        tf_grad = _find(got, n, "reverse", "tfjs")
-        emitted = _find(got, n, "reverse", "js")
+        g9 = _find(got, n, "numeric", JAVASCRIPT, "g9")
+        tf_grad = _find(got, n, "reverse", TFJS)
+        emitted = _find(got, n, "reverse", JAVASCRIPT)
         asked = QUESTION_1_MS.get(n, (None, None))
         where |= {r.where for r in (g9, tf_grad, emitted) if r is not None}
         times = [_ms(r.median_s if r else None) for r in (g9, tf_grad, emitted)]
@@ -83,7 +83,7 @@ def javascript_agreement(variants: Sequence[str], n: int, model: str | Model) ->
         v = parse_variant(spec)
         value = derivative(m, *point, mode=v.mode, scheme=v.scheme or "central",
                            backend=v.backend or DEFAULT, device=v.device)  # fmt: skip
-        single = v.backend == "tfjs"
+        single = FACTS[v.backend or DEFAULT].precisions == ("float32",)
         limit = FLOAT32_AGREES if single else FLOAT64_AGREES
         agrees = max_relative_error(value, exact) < limit
         rows.append((spec, "float32" if single else "float64", f"{limit:.0e}",
@@ -98,7 +98,7 @@ def devices_table(records: Iterable[Record]) -> Table:
     compiles) apart from the steady call, and how many steady calls the first costs."""
     rows = []
     for r in _measured(records):
-        if r.backend != "tfjs" or r.mode == "primal":
+        if r.backend != TFJS or r.mode == "primal":
             continue
         first = r.first_call_s
         rows.append((r.label, r.device or "-", r.where or "-", r.n,
@@ -113,11 +113,11 @@ def tidy_check(model: str | Model, n: int, devices: Sequence[str] = ("cpu", "was
                calls: int = 20) -> Table:  # fmt: skip
     """TF.js's tensors before and after ``calls`` more gradients, per device: every call runs
     in ``tf.tidy``, so the count stays where the first call left it (the program's constants)."""
-    backend = get_backend("tfjs")
+    backend = get_backend(TFJS)
     m = resolve_model(model)
     rows = []
     for device in devices:
-        p = prepare(m, *m.setup(n), backend="tfjs", device=device)
+        p = prepare(m, *m.setup(n), backend=TFJS, device=device)
         p(*p.inputs)
         before = backend.tensors()
         for _ in range(calls):
@@ -134,8 +134,9 @@ def question_1_crossovers(records: Iterable[Record]) -> Table:
     from .readings import crossover_table
 
     got = _measured(records)
-    g9 = next((r.label for r in got if (r.mode, r.scheme, r.backend) == ("numeric", "g9", "js")),
+    g9 = next((r.label for r in got
+               if (r.mode, r.scheme, r.backend) == ("numeric", "g9", JAVASCRIPT)),
               "numeric[g9](js)")  # fmt: skip
     rivals = [r.label for r in got if r.mode == "reverse" and r.device == "cpu"
-              and r.backend in ("tfjs", "js")]  # fmt: skip
+              and r.backend in (TFJS, JAVASCRIPT)]  # fmt: skip
     return crossover_table(got, [(g9, label) for label in dict.fromkeys(rivals)])

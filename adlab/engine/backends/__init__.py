@@ -16,7 +16,9 @@ from .facts import (
     COMPOSITIONS,
     DEFAULT,
     FACTS,
+    JAVASCRIPT,
     REFERENCE,
+    TFJS,
     Facts,
     always_installed,
     facts_of,
@@ -24,7 +26,8 @@ from .facts import (
     with_fact,
 )
 
-__all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "KNOWN", "REFERENCE", "Backend",
+__all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "JAVASCRIPT", "KNOWN", "REFERENCE",
+           "TFJS", "Backend",
            "Facts", "Known", "MissingFramework", "Program", "always_installed", "default_jit",
            "facts_of", "get_backend", "has_compiler", "installed", "label_of", "pip_command",
            "with_fact"]  # fmt: skip

@@ -21,6 +21,10 @@ DEFAULT = "jax"
 REFERENCE = "jax"
 #: the framework-free baseline: plain NumPy, no AD (finite differences and complex step)
 BASELINE = "numpy"
+#: the two JavaScript backends, for the modules that set one beside the other (G9's question):
+#: plain JavaScript emitted from JAX's programs, and TensorFlow.js
+JAVASCRIPT = "js"
+TFJS = "tfjs"
 
 #: the second-order compositions of modes (``adlab.engine.modes.hessian.NAMES``), named
 #: here because a framework's entry says which of them it nests
