@@ -17,9 +17,9 @@ EXEMPT = ("adlab._vocab", "adlab._format")
 MAX_FLAT_IN_ENGINE = 8
 #: modules outside engine/backends/ that spell a framework's name in code (everything else
 #: reads ``adlab.engine.backends.FACTS``, DEFAULT, REFERENCE or BASELINE): adlab._vocab's
-#: ``Backend`` Literal; programs/jax_cache's folder for JAX's own cache (programs/ sits below
-#: the backends and cannot read them); lab/page_runner's JS folders and error kind
-MAX_SPELLING_A_FRAMEWORK = 3
+#: ``Backend`` Literal, and programs/jax_cache's folder for JAX's own cache (programs/ sits
+#: below the backends and cannot read them)
+MAX_SPELLING_A_FRAMEWORK = 2
 
 
 def _module(path: Path) -> str:
