@@ -1,5 +1,10 @@
 """Where a framework falls short of NumPy, the model's error says so in the user's terms;
-and a framework is imported only when a variant uses it."""
+and a framework is imported only when a variant uses it.
+
+Internals: a framework that is not installed is made by emptying the registry's cache of
+loaded backends (_registry._LOADED) and hiding its package from importlib; no public switch
+does that.
+"""
 
 from __future__ import annotations
 

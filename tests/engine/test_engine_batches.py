@@ -3,6 +3,10 @@
 Three forms (scatter, one select, chunks under ``lax.map``) must give the same
 points; chunking must not change the derivative, and must not make XLA's
 counts per chunk instead of per derivative.
+
+Internals: JAX's batches of points themselves (the JAX backend's jax_batch, CHUNK, n_chunks:
+scatter, select and chunks must give the same points) and JAX's inline-dispatch line in
+flops (measure.env.INLINE_FLOPS); prepare shows neither.
 """
 
 from __future__ import annotations

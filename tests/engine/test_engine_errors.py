@@ -1,5 +1,9 @@
 """Every mistake a user can make gets a ModelError (or ValueError) naming
-their line and what to do next; too-large derivatives are refused up front."""
+their line and what to do next; too-large derivatives are refused up front.
+
+Internals: the memory check (programs.memory: available_bytes, patched to make a derivative
+too large for this machine), which prepare runs and no public function exposes.
+"""
 
 from __future__ import annotations
 
@@ -339,7 +343,7 @@ def test_python_if_in_batched_modes_suggests_np_where_not_jit_false(mode, jit):
     ],
 )
 def test_control_flow_advice_is_in_the_interfaces_terms(interface, eager, numpy):
-    from adlab.engine.model.userline import REMEDIES, speaking_to
+    from adlab.engine.model import REMEDIES, speaking_to
 
     m = model(IFFY)
     others = [text for name, kinds in REMEDIES.items() if name != interface
@@ -371,7 +375,7 @@ def test_python_if_in_a_hessian_is_advised_a_composition_that_runs_it(scheme):
 
 
 def test_unknown_interface_is_refused():
-    from adlab.engine.model.userline import speaking_to
+    from adlab.engine.model import speaking_to
 
     with pytest.raises(ValueError, match="interface must be one of"), speaking_to("gui"):
         pass

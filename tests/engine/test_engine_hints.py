@@ -6,6 +6,10 @@ The hints are gathered three ways: the literal text of every hint in adlab's sou
 (``hint=``, ``hint = ...``, the (message, hint) pairs explain.py and userline.py return,
 REMEDIES); the templates of ``explain`` rendered with every NumPy function name; and
 the errors of small faulty models run on every backend.
+
+Internals: every hint the source can produce is gathered, so the modules that write them are
+read and called directly: explain.framework_gap, framework_imports.framework_refusal,
+userline.remedy (messages no public call reaches for every NumPy name).
 """
 
 from __future__ import annotations
@@ -23,8 +27,7 @@ import pytest
 
 import adlab
 from adlab._vocab import BACKENDS
-from adlab.engine.model import explain, framework_imports, userline
-from adlab.engine.model.userline import REMEDIES, speaking_to
+from adlab.engine.model import REMEDIES, explain, framework_imports, speaking_to, userline
 
 ROOT = pathlib.Path(adlab.__file__).parent
 #: how hints spell a module -> the module
@@ -251,7 +254,7 @@ def test_a_faulty_models_messages_are_in_the_running_frameworks_terms(backend):
 def test_jax_checking_f_for_another_framework_speaks_that_frameworks_terms(backend, expr, says):
     """Complex step traces f's JAX twin to check it: a failure there is told as adlab's
     check on JAX, in NumPy's words, with advice for the framework the user runs."""
-    from adlab.engine.model.userline import running_on
+    from adlab.engine.model import running_on
 
     m = adlab.Model.from_source(SRC.format(expr=expr), "faulty")
     x = m.setup(3)[0].astype(complex)

@@ -1,4 +1,10 @@
-"""Graceful degradation where the platform or a JAX upgrade takes something away."""
+"""Graceful degradation where the platform or a JAX upgrade takes something away.
+
+Internals: what the platform takes away is simulated where adlab reads it: the memory
+check's sysconf (programs.memory), JAX's private x64 state (model.precision's _swap_x64,
+_restore_x64, _private_x64_state) and whether backends started (measure.env); no public
+function reaches them.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""``prepare``: reusable, costed, per-call precision; and the model's options."""
+"""``prepare``: reusable, costed, per-call precision; and the model's options.
+
+Internals: one test lowers the JAX call's size limit for arguments held in the program (the
+JAX backend's _jax_call.HOLD_MAX_BYTES) to see a large argument passed instead of held.
+"""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.engine.model.folding import fold_constants
+from adlab.engine.model import fold_constants
 
 SRC = """
 def f(x, c):

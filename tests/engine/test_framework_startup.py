@@ -1,6 +1,11 @@
 """PyTorch and TensorFlow in one process (``backends._startup``), the import order in fresh
 subprocesses (Triton loaded after TensorFlow crashes the process: a segmentation fault);
-TensorFlow's NumPy behaviour kept inside adlab's calls, and there only where needed."""
+TensorFlow's NumPy behaviour kept inside adlab's calls, and there only where needed.
+
+Internals: counts the TensorFlow backend's switches into NumPy's behaviour
+(backends.tensorflow's _numpy_on), which is what "there only where needed" means; no public
+call shows them.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 """Loading a framework through adlab prints nothing the user did not ask for
 (``backends._startup``): not in a fresh process, not on the CLI, not in the tutorials'
 first framework cells in a fresh Jupyter kernel; lines that are not start-up notices, and
-those the user asked for with ``TF_CPP_MIN_LOG_LEVEL``, still come out."""
+those the user asked for with ``TF_CPP_MIN_LOG_LEVEL``, still come out.
+
+Internals: the start-up notices' filter itself (backends._startup: notices, written_back,
+users_level), fed the lines each framework prints; the user sees only its absence.
+"""
 
 from __future__ import annotations
 

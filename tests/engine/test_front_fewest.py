@@ -4,6 +4,9 @@ rows are colored only where their lower bound leaves it a chance.
 
 Oracle: every pattern colored and the least (colors, entries, place) taken, as
 ``front_rows`` chose before it skipped colorings.
+
+Internals: the choice among fronts itself (front._fewest_colors, front.find_front,
+front._pattern), which sparse reverse mode makes inside and does not expose.
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ import pytest
 import scipy.sparse as sp
 
 import adlab
-from adlab.engine.model.precision import precision_scope
-from adlab.engine.sparsity import front
-from adlab.engine.sparsity.coloring import color_rows
+from adlab.engine.model import precision_scope
+from adlab.engine.sparsity import color_rows, front
 
 
 def rows_sharing(pairs: list[tuple[int, ...]], rows: int) -> sp.csr_array:

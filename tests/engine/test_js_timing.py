@@ -3,6 +3,9 @@
 Its rules are checked on fake clocks, so nothing here depends on the machine's speed:
 a call's cost is whatever the fake clock is advanced by. Then ``device=`` and ``where=``
 as prepare and the variants take them.
+
+Internals: runs timing.js in Node on fake clocks, so it asks the JS backend where Node is
+(js.node.node_path); no public function runs the timing loop alone.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from adlab._vocab import BACKENDS, DEVICES
 from adlab.catalog import load_model
 from adlab.engine.backends import installed
 from adlab.engine.backends.js.node import node_path
-from adlab.measure.series import parse_variant
+from adlab.measure import parse_variant
 
 needs_node = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
 

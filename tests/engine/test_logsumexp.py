@@ -4,6 +4,11 @@ the same function written out with ``np.max``.
 
 Oracles: ``scipy.special.logsumexp``, the hand-derived gradient (the softmax) and
 Hessian (diag(p) - p p^T), and the reverse gradient of the written-out model.
+
+Internals: logsumexp's place in complex step's rules (real_part.RULES,
+complex_step.find_non_analytic: trusted, never flagged) and second order's tables
+(modes.hessian: NAMES, HVP_NAMES, ON) to run it in every composition each framework nests;
+none is public.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ from _frameworks import available
 
 import adlab
 from adlab.engine.backends import real_part
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 from adlab.engine.modes.complex_step import find_non_analytic
 from adlab.engine.modes.hessian import HVP_NAMES, NAMES, ON
-from adlab.engine.programs.jaxpr import equations
+from adlab.engine.programs import equations
 
 FRAMEWORKS = ("jax", "numpy", "torch", "tensorflow", "autograd")
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")

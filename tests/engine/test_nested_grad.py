@@ -4,6 +4,9 @@ The outer derivative (``mode``) is taken through the model's own ``grad`` (``inn
 in the four combinations GradBench's particle and saddle ask for (rr, rf, fr, ff), and
 through numeric differences and complex step. The oracle is the derivative by hand.
 Perturbation confusion (Siskind & Pearlmutter 2008) gives 2 where the answer is 1.
+
+Internals: the inner modes the model's own grad can take (inner_grad.INNER_MODES), which the
+four combinations are built from; the table is the backends' own.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import pytest
 
 import adlab
 from adlab.engine.backends.inner_grad import INNER_MODES
-from adlab.measure.series import parse_variant
+from adlab.measure import parse_variant
 
 AD = ("jax", "torch", "tensorflow", "autograd")
 OUTER = ("reverse", "forward", "numeric", "complex-step")

@@ -5,6 +5,10 @@ NumPy, no JAX) differentiated once more by complex step in NumPy, exact to
 rounding; for three models it is checked in turn against Hessians derived on
 paper. Second derivatives of vector models, which have none, are refused with
 the user's line.
+
+Internals: second order's tables and bound (modes.hessian: NAMES, HVP_NAMES, HVP_BOUND):
+every composition is run, and the HVP's cost held to its bound; no public function lists
+them.
 """
 
 from __future__ import annotations

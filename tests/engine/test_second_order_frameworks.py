@@ -7,6 +7,10 @@ forward-over-reverse Hessian checked against its reverse-over-reverse one
 with the reason and what it does run. TensorFlow's eager
 forward accumulators are slow to start, so TensorFlow runs its compositions on one
 small model and its fast one (reverse-over-reverse) on all three.
+
+Internals: the compositions are checked on each framework's own primitives, so the test
+calls the model's nestable gradient (inner_grad.make) and reads second order's tables
+(modes.hessian: NAMES, ON, WHY_NOT); none is public.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ hand-derived ones (test_engine_catalog.py, test_second_order.py); the oracle
 for patterns is what each entry structurally depends on, by hand; the
 colorings are checked by their defining properties, and those checks are
 shown to fail on colorings that lack them.
+
+Internals: the HVP compositions' names (modes.hessian.HVP_NAMES), to run a sparse Hessian
+through each; no public function lists them.
 """
 
 from __future__ import annotations
@@ -19,17 +22,18 @@ import scipy.sparse as sp
 from _engine_hand import HAND
 
 import adlab
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 from adlab.engine.modes.hessian import HVP_NAMES
-from adlab.engine.sparsity.coloring import (
+from adlab.engine.sparsity import (
     color_columns,
     color_rows,
+    hessian_pattern,
     is_column_coloring,
     is_star_coloring,
+    jacobian_pattern,
     recovery,
     star_color,
 )
-from adlab.engine.sparsity.pattern import hessian_pattern, jacobian_pattern
 
 SCALAR = ["g9_graphics", "logistic_regression", "mlp_batched", "mlp_per_sample",
           "normal_logpdf", "rosenbrock"]  # fmt: skip

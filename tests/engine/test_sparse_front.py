@@ -4,6 +4,10 @@ L only moving x's entries, so J_f = J_g S and J_g's rows take fewer colors.
 Oracles: the dense Jacobian (reverse mode, no coloring), x's entries themselves (each
 front entry is one of them), and the row coloring of J_f's own pattern (the colors the
 front must beat to be used).
+
+Internals: the front found inside sparse reverse mode (front.find_front) and the chunking of
+passes (programs.memory: CHUNK_BUDGET, chunk_columns, patched to force chunks); prepare
+shows neither.
 """
 
 from __future__ import annotations
@@ -14,12 +18,9 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 from adlab.engine.programs import memory
-from adlab.engine.sparsity import front
-from adlab.engine.sparsity.coloring import color_rows
-from adlab.engine.sparsity.index_sets import PatternTooLarge
-from adlab.engine.sparsity.pattern import jacobian_pattern
+from adlab.engine.sparsity import PatternTooLarge, color_rows, front, jacobian_pattern
 
 # rows share x's entries only through copies: x[IDX] repeats entries, so J_f's rows need
 # as many colors as an entry is repeated; g's rows share none

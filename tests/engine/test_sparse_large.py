@@ -4,6 +4,10 @@ large pattern is colored without building its graph; many colors are taken in ch
 
 Oracles: the dense Jacobian (its nonzeros, its values), patterns written out by hand,
 and the colorings' defining property (``is_column_coloring``).
+
+Internals: the limits that decide how a large pattern is handled, lowered to reach the large
+path small: coloring.WORK_MAX, programs.memory.CHUNK_BUDGET, and the passes' tuning
+(sparsity.passes: seconds, TUNE_MIN_S, Program, WRITTEN_OUT); none is a public setting.
 """
 
 from __future__ import annotations
@@ -14,12 +18,17 @@ import pytest
 import scipy.sparse as sp
 
 import adlab
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 from adlab.engine.programs import memory
-from adlab.engine.sparsity import coloring
+from adlab.engine.sparsity import (
+    color_columns,
+    color_rows,
+    coloring,
+    is_column_coloring,
+    jacobian_pattern,
+    recovery,
+)
 from adlab.engine.sparsity import passes as sparse_passes
-from adlab.engine.sparsity.coloring import color_columns, color_rows, is_column_coloring, recovery
-from adlab.engine.sparsity.pattern import jacobian_pattern
 
 # n = 50,000: each output entry depends on all 50,000 inputs, 2.5e9 entries in all,
 # past SciPy's 2**31 (where it failed with "negative dimensions are not allowed")

@@ -4,6 +4,10 @@ A framework's own rule can be wrong: PyTorch's reverse-over-forward and
 forward-over-forward Hessians through ``slogdet`` give the identity where the
 Hessian of sum(x) is zero (issue 23; torch's own ``jacrev(jacfwd(f))`` does too).
 adlab cannot fix torch, but it must not call that result trusted.
+
+Internals: the verdict's parts (engine.compare: crosscheck, tolerance, verdict;
+measure.point_errors) on derivatives made wrong on purpose, which no public call can be
+handed.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 import adlab
 from adlab import tutorial
-from adlab.measure.costs import CostRow
+from adlab.tutorial import CostRow
 
 NAN = math.nan
 
