@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,48 +32,16 @@ from .._vocab import (
 from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .backends.base import NotAnArray
 from .backends.inner_grad import check_inner
-from .compare import crosscheck
+from .compare import FLOORS, close, flat, tolerance, verdict
 from .model.args import backend_inputs, cast_args, wrt_indices
 from .model.precision import dtype_of, precision_scope
 from .model.source import Model, normalize_wrt
 from .model.userline import running_on
 from .modes import Spec, get_rule
-from .prepared import Prepared
+from .prepared import DerivativeInfo, Prepared, UntrustedWarning
 from .programs import memory as _memory
 from .programs import store as program_cache
-
-
-class UntrustedWarning(UserWarning):
-    """The derivative was computed but cannot be vouched for (see ``Prepared.note``)."""
-
-
-@dataclass(frozen=True)
-class DerivativeInfo:
-    """What ``derivative(..., full_output=True)`` returns beside the value.
-
-    Attributes:
-        error_estimate: Richardson's own error estimate, else None.
-        f_evals: evaluations of f (or AD passes) per derivative.
-        compile_s: seconds to trace, lower and compile (0 when not jitted).
-        step: the finite-difference or complex step used, if any (None: default,
-            scaled to |x| per component for numeric).
-        trusted: False when the result cannot be vouched for; see ``note``.
-        note: the reason, or None.
-        colors, nnz: for ``sparse=True``, the passes the pattern's coloring needs and
-            the pattern's nonzeros; None otherwise.
-        via: for ``sparse=True``, how the passes were found where not from the
-            pattern's own coloring (reverse mode through the selection front); else None.
-    """
-
-    error_estimate: Any
-    f_evals: int
-    compile_s: float
-    step: Any
-    trusted: bool
-    note: str | None
-    colors: int | None = None
-    nnz: int | None = None
-    via: str | None = None
+from .sparse import prepare_sparse
 
 
 def _check_out(model: Model, out: Any, where: str) -> tuple[int, ...]:
@@ -140,10 +107,8 @@ def prepare(
         if model.inner_matters(inner):
             raise ValueError("sparse=True reads the model's program with its grad(...) in "
                              "reverse mode; leave inner unset (the values are the same)")
-        from .sparse import prepare_sparse
-
         return prepare_sparse(model, x, *args, mode=mode, wrt=wrt, jit=jit,
-                              precision=precision, backend=backend)  # fmt: skip
+                              precision=precision, backend=backend, prepare=prepare)  # fmt: skip
     rule = get_rule(mode)
     refusal = rule.refusal(impl)
     if refusal:
@@ -306,7 +271,86 @@ def derivative(
     return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note)
 
 
+# ------------------------------------------------------------- trusted means something
+# ``crosscheck`` is issue 23's "trusted means something": a framework's own derivative
+# rule can be wrong (PyTorch's reverse-over-forward through ``slogdet``), or NaN where the
+# derivative is finite (a rule dividing by zero), and nothing else would notice. So, where
+# comparing costs little (a derivative of at most ``CHECK_MAX`` entries), the result is
+# compared once with JAX's float64 reverse mode (for a Hessian, forward-over-reverse),
+# which is itself checked first: against central differences (where f is smooth there)
+# or, where those disagree (a kink), against forward mode (another route through the same
+# rules). An unchecked reference makes no claim either way. It lives beside ``prepare``,
+# which computes the reference.
+
+#: derivatives with more entries than this are not cross-checked: the reference
+#: would cost as much as the derivative itself
+CHECK_MAX = 1024
+#: the reference agrees with central differences to this where f is smooth ...
+DIFFERENCES_AGREE = 1e-5
+#: ... or with forward mode (the same rules, another route) to this (relative)
+FORWARD_AGREE = 1e-10
+#: absolute floors, for derivatives that are zero but for rounding (a Hessian of
+#: sum(x) reads 1e-16 here, -5e-17 there): the differences' noise, and each precision's
+DIFFERENCES_FLOOR = 1e-9
+
+
+def crosscheck(model: Any, args: tuple, value: Any, *, wrt: Any, mode: str, scheme: str | None,
+               precision: str, backend: str, order: int = 1, direction: Any = None,
+               reference: bool = False) -> str | None:  # fmt: skip
+    """Why ``value`` (``model``'s derivative at ``args``) cannot be trusted, or None: it
+    agrees with JAX's checked float64 reference, or no check was made (too large, no
+    JAX twin, a reference that failed or could not itself be checked). ``direction``:
+    ``value`` is a Hessian-vector product along it (held to the Hessian times it).
+    ``reference``: ``value`` is JAX's float64 reference itself, only checked to be
+    finite (JAX's Hessian through svd is all NaN where the true one is finite)."""
+    a = flat(value)
+    if not np.all(np.isfinite(a)):  # nothing to compare with: never called trusted
+        i = int(np.argmin(np.isfinite(a)))
+        return (f"entry {i} is {a[i]}: f may not be differentiable here, or a derivative rule "
+                "divided by zero; compare mode='numeric'")  # fmt: skip
+    if reference:  # the result is JAX's float64 reference itself
+        return None
+    tol = tolerance(mode, scheme, precision)
+    size = np.size(value) if not isinstance(value, tuple) else sum(map(np.size, value))
+    if direction is not None:
+        size = np.size(direction) ** 2  # the reference is the whole Hessian
+    if tol is None or size > CHECK_MAX or model.source is None and backend != REFERENCE:
+        return None
+    ref = _reference(model, args, wrt, order)
+    if ref is not None and direction is not None:
+        k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
+        ref = np.reshape(np.reshape(ref, (k, k)) @ np.ravel(direction), np.shape(direction))
+    if ref is None or flat(ref).shape != flat(value).shape:  # not the same derivative
+        return None
+    return verdict(value, ref, tol)
+
+
+def _reference(model: Any, args: tuple, wrt: Any, order: int) -> Any:
+    """JAX's float64 derivative, checked (None when it fails or cannot be checked)."""
+
+    def run(mode: str, scheme: str = "central") -> Any:
+        if order == 2:
+            mode, scheme = "hessian", mode
+        p = prepare(model, *args, mode=mode, scheme=scheme, wrt=wrt, precision="float64")
+        out = p(*p.inputs)
+        return tuple(map(np.asarray, out)) if isinstance(out, tuple) else np.asarray(out)
+
+    first, *checks = (("forward-over-reverse", "numeric", "reverse-over-reverse") if order == 2
+                      else ("reverse", "numeric", "forward"))  # fmt: skip
+    try:
+        ref = run(first)
+        if not np.all(np.isfinite(flat(ref))):
+            return None
+        agree = ((DIFFERENCES_AGREE, DIFFERENCES_FLOOR), (FORWARD_AGREE, FLOORS["float64"]))
+        for check, (rtol, atol) in zip(checks, agree, strict=True):
+            if close(run(check), ref, rtol, atol):
+                return ref
+    except Exception:  # the reference's own failure: no claim about the value
+        return None
+    return None
+
+
 __all__ = [
-    "DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "cast_args", "derivative",
-    "prepare",
+    "DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "cast_args", "crosscheck",
+    "derivative", "prepare",
 ]  # fmt: skip

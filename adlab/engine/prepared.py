@@ -20,10 +20,44 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from operator import is_
 from typing import Any
 
 from .model.args import backend_inputs, wrt_indices
+
+
+class UntrustedWarning(UserWarning):
+    """The derivative was computed but cannot be vouched for (see ``Prepared.note``)."""
+
+
+@dataclass(frozen=True)
+class DerivativeInfo:
+    """What ``derivative(..., full_output=True)`` returns beside the value.
+
+    Attributes:
+        error_estimate: Richardson's own error estimate, else None.
+        f_evals: evaluations of f (or AD passes) per derivative.
+        compile_s: seconds to trace, lower and compile (0 when not jitted).
+        step: the finite-difference or complex step used, if any (None: default,
+            scaled to |x| per component for numeric).
+        trusted: False when the result cannot be vouched for; see ``note``.
+        note: the reason, or None.
+        colors, nnz: for ``sparse=True``, the passes the pattern's coloring needs and
+            the pattern's nonzeros; None otherwise.
+        via: for ``sparse=True``, how the passes were found where not from the
+            pattern's own coloring (reverse mode through the selection front); else None.
+    """
+
+    error_estimate: Any
+    f_evals: int
+    compile_s: float
+    step: Any
+    trusted: bool
+    note: str | None
+    colors: int | None = None
+    nnz: int | None = None
+    via: str | None = None
 
 
 class Prepared:

@@ -17,16 +17,15 @@ import numpy as np
 
 from .._vocab import Backend, Composition, Inner, ModelError, Precision
 from .backends import DEFAULT, REFERENCE, get_backend
-from .compare import crosscheck
-from .derivative import DerivativeInfo, UntrustedWarning, prepare
+from .derivative import crosscheck, prepare
 from .model.source import Model, normalize_wrt
 from .modes.hessian import NAMES, NESTING_BACKENDS, NotScalar, refusal
-from .prepared import Prepared
+from .prepared import DerivativeInfo, Prepared, UntrustedWarning
 from .sparse import prepare_sparse
 
 #: jax.hessian's composition: the default scheme of hessian and hvp
 DEFAULT_COMPOSITION = "forward-over-reverse"
-#: JAX's float64 compositions that are the Hessian's reference (``compare.crosscheck``)
+#: JAX's float64 compositions that are the Hessian's reference (``derivative.crosscheck``)
 ROUTES = ("forward-over-reverse", "reverse-over-reverse")
 
 
@@ -115,7 +114,7 @@ def prepare_hessian(
         if sparse:
             return prepare_sparse(model, x, *args, mode="hessian", scheme=scheme, wrt=i,
                                   jit=jit is not False, precision=precision,
-                                  backend=backend)  # fmt: skip
+                                  backend=backend, prepare=prepare)  # fmt: skip
         return prepare(model, x, *args, mode="hessian", scheme=scheme, wrt=i, jit=jit,
                        precision=precision, backend=backend, step=step,
                        inner=inner)  # fmt: skip

@@ -19,6 +19,7 @@ camera's columns 1,300 at a time, share none of their own copies of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -27,11 +28,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .backends import DEFAULT, KNOWN, REFERENCE, with_fact
-from .derivative import DerivativeInfo, prepare
 from .model.args import cast_args
 from .model.precision import dtype_of, precision_scope
 from .model.source import Model
 from .modes.hessian import COMPOSITIONS, HVP_NAMES, NotScalar
+from .prepared import DerivativeInfo, Prepared
 from .programs.memory import SizeError
 from .sparsity.coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .sparsity.front import FrontRows, front_rows
@@ -226,8 +227,13 @@ def prepare_sparse(
     jit: bool = True,
     precision: str = "float64",
     backend: str = DEFAULT,
+    prepare: Callable[..., Prepared],
 ) -> SparsePrepared:
-    """Detect, color, and compile a sparse Jacobian ("forward", "reverse") or Hessian."""
+    """Detect, color, and compile a sparse Jacobian ("forward", "reverse") or Hessian.
+
+    ``prepare`` compiles the passes (as mode "primal"): the entry points that call this
+    one hand theirs over (they sit above it: this module never imports them).
+    """
     _refuse(mode, scheme, backend, wrt)
     wrt = model.wrt if wrt is None else wrt
     i = wrt[0] if isinstance(wrt, tuple) else int(wrt)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._vocab import Record
+from ..engine.derivative import prepare
 from ..engine.model.source import Model
 from ..engine.sparse import prepare_sparse
 from ..engine.sparsity.coloring import Coloring
@@ -94,7 +95,7 @@ def patterns(model: Model, variants: Sequence[str], sizes: Sequence[int], precis
         composition = (scheme or "forward-over-reverse") if kind == "hessian" else None
         try:
             p = prepare_sparse(model, *model.setup(n), mode=kind, scheme=composition,
-                               jit=False, precision=precision)  # fmt: skip
+                               jit=False, precision=precision, prepare=prepare)  # fmt: skip
         except Exception:  # noqa: BLE001 - the records say why, on the user's line
             continue
         yield SparsityShown(label, kind, n, p.pattern, p.coloring, int(p.nnz), p.via)

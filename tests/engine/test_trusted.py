@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.engine.compare import crosscheck, tolerance, verdict
+from adlab.engine.compare import tolerance, verdict
+from adlab.engine.derivative import crosscheck
 from adlab.measure.point_errors import point_errors
 
 SLOGDET = (

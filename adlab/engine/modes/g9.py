@@ -31,7 +31,9 @@ from ._registry import Built, Spec
 #: the backends G9's gradient runs on: its loop decides on f's values, so it runs
 #: where f is evaluated one point at a time outside a compiler (their entry's ``g9``);
 #: JavaScript's first, G9's own home
-G9_BACKENDS: tuple[str, ...] = tuple(sorted(with_fact("g9"), key=lambda name: not FACTS[name].traced))
+G9_BACKENDS: tuple[str, ...] = tuple(
+    sorted(with_fact("g9"), key=lambda name: not FACTS[name].traced)
+)
 #: at most this many step shrinks per coordinate (G9's own)
 TRIES = 20
 

@@ -347,20 +347,22 @@ def _hvp(spec: Spec, with_gradient: bool) -> Built:
     return Built(fn, f_evals=passes, note=NOTES.get(c.name))
 
 
-@register("hvp", backends=NESTING_BACKENDS, summary="the Hessian times v, by a composition of modes",
-          eager_cures=True, schemes=HVP_NAMES, order=2)  # fmt: skip
+@register("hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
+          summary="the Hessian times v, by a composition of modes")  # fmt: skip
 def hvp(spec: Spec) -> Built:
     return _hvp(spec, with_gradient=False)
 
 
-@register("gradient-and-hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
+@register("gradient-and-hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES,
+          order=2,
           summary="the gradient and the Hessian times v, from one program")  # fmt: skip
 def gradient_and_hvp(spec: Spec) -> Built:
     """(gradient, HVP): ``hvp`` with the gradient the composition computes on the way."""
     return _hvp(spec, with_gradient=True)
 
 
-@register("gradient-over-hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
+@register("gradient-over-hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES,
+          order=2,
           summary="the gradient over the Hessian times v, elementwise, in one program")  # fmt: skip
 def gradient_over_hvp(spec: Spec) -> Built:
     """gradient / HVP elementwise: with v = ones and a diagonal Hessian, the Newton step
