@@ -4,6 +4,9 @@ The oracle is ``jax.jacfwd`` of the catalog's ``ba`` (``adlab/catalog/ba.py``), 
 apart from the benchmark's hand-derived port of ADBench's ``ba_d.hpp``; the problem is
 small and random (every camera and point different, unlike GradBench's duplicated
 ones), so that a wrong index or a swapped entry shows.
+
+Internals: GradBench's adapter for ba (catalog.gradbench.gradbench_eval), whose inputs the
+benchmark's Jacobians are checked on; the adapters are the GradBench tool's own.
 """
 
 from __future__ import annotations

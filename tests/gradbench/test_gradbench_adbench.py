@@ -5,6 +5,10 @@ GradBench's ``tools/manual`` (see the README there); each case is that tool's
 answer to one input. Here the catalog models ``ht`` and ``ba`` answer the same
 inputs through ``adlab.catalog.gradbench``: values and derivatives on JAX in
 float64, the values on NumPy too, and ba's Jacobian in its sparse form.
+
+Internals: the GradBench tool's parts in process (catalog.gradbench's adapters,
+gradbench.jobs' Job and Options, gradbench.tool's Tool): the tool's public face is
+GradBench's protocol on stdin and stdout, which test_gradbench_protocol.py drives.
 """
 
 from __future__ import annotations

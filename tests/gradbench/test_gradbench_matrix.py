@@ -1,6 +1,10 @@
 """A sample of the eval x framework x mode table (``benchmarks/gradbench_matrix.py``), in
 process: the tool's answers to GradBench's messages against the manual tool's golden
 outputs and GradBench's published particle and saddle answers; refusals say why and what to do.
+
+Internals: GradBench's rr/ff/fr/rf names as outer and inner modes (catalog._nested:
+COMBINATIONS, combination), the mapping the table is built on, and the GradBench tool's
+Options and Tool in process; the tool's public face is its protocol.
 """
 
 from __future__ import annotations

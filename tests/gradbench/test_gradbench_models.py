@@ -12,6 +12,10 @@ Tolerance: both sides are float64 evaluations of the same formulas, summed in
 another order (a matrix product, pairwise sums, XLA's fusions); the largest
 difference seen is 1.3e-15 (gmm's jacobian, on JAX and PyTorch alike), so 1e-12
 leaves two digits of margin and is still eight below the eval's.
+
+Internals: GradBench's table of evals and their adapters (catalog.gradbench:
+GRADBENCH_EVALS, gradbench_eval), which give each workload's inputs and outputs as GradBench
+sends them; the adapters are the GradBench tool's own.
 """
 
 from __future__ import annotations

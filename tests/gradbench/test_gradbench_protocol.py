@@ -5,6 +5,11 @@ are real sessions: GradBench's eval scripts (commit f26651a7) sent the messages,
 tool answered, and the eval checked each answer against GradBench's C++ reference and
 said so in its ``analysis``. Here the eval's messages are replayed into the tool and
 every response checked against the recorded one. No network, no GradBench, no C++.
+
+Internals: the tool's parts beside its protocol: the harness that runs GradBench's evals
+(gradbench.harness), the tool's Options, Tool and serve loop and its jobs (gradbench.jobs,
+patched to fail on purpose), the adapters (catalog.gradbench, one broken on purpose) and the
+timing of its runs (measure.timing.timed_runs).
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 What the editor does in a browser (line numbers, the mark, typing) is checked by
 tests/browser/test_lab_browser.py; here, the kernel's side.
+
+Internals: the editor widget itself (lab.code_editor: CodeEditor, BUNDLE, the committed
+bundle compared with its sources), which the Lab builds inside and does not export.
 """
 
 from __future__ import annotations

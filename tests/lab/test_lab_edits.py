@@ -7,7 +7,7 @@ from _lab_helpers import FAST
 
 import adlab
 from adlab.catalog import source_of
-from adlab.lab.state import LabState  # a reopen that only reads the state: no view to build
+from adlab.lab import LabState  # a reopen that only reads the state: no view to build
 
 
 @pytest.fixture(autouse=True)

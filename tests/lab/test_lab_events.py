@@ -1,5 +1,9 @@
 """Rapid, random widget events during a running sweep: nothing raises, and the
-final plots match the final settings (never an outdated run's points)."""
+final plots match the final settings (never an outdated run's points).
+
+Internals: names the series the Lab plots as its mode tables do (lab.modes: FIRST_ORDER,
+variant), to compare the final plots with the final settings.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,11 @@
 Runs here use autograd and PyTorch beside JAX and NumPy (the test extra installs
 them all), at n <= 3 with a short budget. A framework that is not installed is
 simulated by patching the one place that asks (``importlib.util.find_spec``).
+
+Internals: the Lab's own tables and plan (lab.choices, lab.plan.plan), the plots' looks per
+framework (plots.colors: FRAMEWORK_LOOKS, mode_color) and the registry's cache of loaded
+backends (_registry: installed, _LOADED, patched so a framework looks not installed); none
+is public.
 """
 
 from __future__ import annotations
@@ -18,10 +23,9 @@ from traitlets import TraitError
 
 import adlab
 from adlab.engine.backends import _registry
-from adlab.lab import choices
+from adlab.lab import LabState, choices
 from adlab.lab.plan import plan
-from adlab.lab.state import LabState
-from adlab.measure.series import parse_variant
+from adlab.measure import parse_variant
 from adlab.plots.colors import FRAMEWORK_LOOKS, mode_color
 
 

@@ -6,6 +6,9 @@ registers as the handler of the browser's messages) and ``_document_patched``
 pyproject.toml bounds jupyter_bokeh below its next major version; these tests
 check that the installed one still calls into those methods, so that a renamed
 hook breaks CI instead of silently doubling streamed points in users' plots.
+
+Internals: LivePlot (lab.view) is checked against jupyter_bokeh's private parts it
+overrides; the Lab builds it inside.
 """
 
 from __future__ import annotations

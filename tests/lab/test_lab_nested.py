@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adlab.lab.state import LabState
+from adlab.lab import LabState
 
 
 @pytest.fixture(autouse=True)

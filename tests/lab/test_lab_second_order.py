@@ -4,6 +4,11 @@ patterns and colors, and the choices greyed out where the ticks leave them nothi
 Every run is real (``adlab.bench`` at n <= 10). A second derivative compiles for
 a second or more on a loaded machine, so these runs get a longer budget than
 ``FAST``'s: a point skipped for its budget would prove nothing here.
+
+Internals: the Lab's mode tables and refusals (lab.modes: variants, mode_refusal,
+composition_refusal, sparse_refusal), its plan (lab.plan.plan) and the patterns it draws
+(lab.patterns.patterns): what greys a choice out and what a run draws, which the Lab shows
+only as widgets.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ import pytest
 from _lab_helpers import FAST, measured, series_points
 
 import adlab
+from adlab import crossovers
 from adlab._vocab import Record
 from adlab.engine.backends import KNOWN
 from adlab.engine.modes import get_rule
+from adlab.lab import LabState
 from adlab.lab.modes import (
     composition_refusal,
     mode_refusal,
@@ -23,9 +30,7 @@ from adlab.lab.modes import (
     variants,
 )
 from adlab.lab.plan import plan
-from adlab.lab.state import LabState
-from adlab.measure.findings import crossovers
-from adlab.measure.series import parse_variant
+from adlab.measure import parse_variant
 
 SLOW = {**FAST, "budget_s": 30.0}
 

@@ -3,6 +3,9 @@
 In a kernel, results reach the traits through the kernel's IO loop (``post``),
 never from the worker thread. Here a queue stands in for the IO loop, and the
 test's thread plays the kernel's main thread.
+
+Internals: the series' names as the Lab writes them (lab.modes.variant) and the sizes it
+runs (lab.runner.log_sizes), to check what the state holds.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ import time
 
 from _lab_helpers import FAST
 
+from adlab.lab import LabState
 from adlab.lab.modes import variant
 from adlab.lab.runner import log_sizes
-from adlab.lab.state import LabState
-from adlab.measure.series import parse_variant
+from adlab.measure import parse_variant
 
 
 def test_results_change_only_on_the_ui_thread(tmp_path):

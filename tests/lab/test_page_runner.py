@@ -5,6 +5,10 @@ Here the page is played by Node running the same ``runtime.js``: each line the r
 answered from another thread, as the kernel's main thread hands the page's messages over. So
 what is tested is the runner's side: requests in Node's protocol, the routing of a thread's
 programs (``running_in``), the Lab's run in the page, and a page that stops answering.
+
+Internals: the page runner and what it stands in for: lab.page_runner (PageRunner,
+PageOrNode, PageLost, describe), the JS backend's transport (where its programs run) and its
+Node process (js.node: Node, JsError, node_path), which the stand-in page answers from.
 """
 
 from __future__ import annotations
