@@ -67,7 +67,7 @@ def nested(chosen: Sequence[str]) -> list[str]:
         out.append(spec)
         s = parse_variant(spec)
         if s.mode in ("forward", "reverse") and not s.sparse and s.inner in (None, "reverse"):
-            out.append(dataclasses.replace(s, inner="forward").spelled({"backend": "jax"}))
+            out.append(dataclasses.replace(s, inner="forward").spelled({"backend": DEFAULT}))
     return out
 
 
