@@ -35,9 +35,9 @@ def hessian_reference(
     """
     if derive is None:
 
-        def derive(mode: str) -> Any:
+        def derive(scheme: str) -> Any:
             if v is None:
-                return hessian(model, *args, mode=mode, wrt=wrt, precision="float64")
-            return hvp(model, args[0], v, *args[1:], mode=mode, wrt=wrt, precision="float64")
+                return hessian(model, *args, scheme=scheme, wrt=wrt, precision="float64")
+            return hvp(model, args[0], v, *args[1:], scheme=scheme, wrt=wrt, precision="float64")
 
     return reference(model, *args, derive=derive, routes=ROUTES)

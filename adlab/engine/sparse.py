@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 
+from .._vocab import AnyMode, Backend, Composition, Precision
 from .backends import DEFAULT, KNOWN, REFERENCE, with_fact
 from .model.args import cast_args
 from .model.precision import dtype_of, precision_scope
@@ -221,12 +222,12 @@ def prepare_sparse(
     model: Model,
     x: Any,
     *args: Any,
-    mode: str,
-    scheme: str | None = None,
+    mode: AnyMode,
+    scheme: Composition | None = None,
     wrt: Any = None,
     jit: bool = True,
-    precision: str = "float64",
-    backend: str = DEFAULT,
+    precision: Precision = "float64",
+    backend: Backend = DEFAULT,
     prepare: Callable[..., Prepared],
 ) -> SparsePrepared:
     """Detect, color, and compile a sparse Jacobian ("forward", "reverse") or Hessian.

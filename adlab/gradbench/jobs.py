@@ -141,13 +141,13 @@ class Job:
             # the diagonal of a diagonal Hessian (see newton_direction) is H times ones
             ones = lambda a: (a[0], np.ones_like(np.asarray(a[0])), *a[1:])  # noqa: E731
             if o.mode in FUSED:  # one program: the HVP's outer pass computes the gradient
-                return [(lambda *a: prepare_hvp(model, *a, mode=second, divided=True,
+                return [(lambda *a: prepare_hvp(model, *a, scheme=second, divided=True,
                                                 **nested), ones)]  # fmt: skip
             gradient = (lambda *a: prepare(model, *a, mode=o.mode, scheme=o.scheme, **common), same)
             if second == "complex-step":  # no HVP: the full Hessian, its diagonal read
-                return [gradient, (lambda *a: prepare_hessian(model, *a, mode=second, **nested),
+                return [gradient, (lambda *a: prepare_hessian(model, *a, scheme=second, **nested),
                                    same)]  # fmt: skip
-            return [gradient, (lambda *a: prepare_hvp(model, *a, mode=second, **nested), ones)]
+            return [gradient, (lambda *a: prepare_hvp(model, *a, scheme=second, **nested), ones)]
         raise ValueError(f"adlab's GradBench tool cannot compute a {kind!r} yet")
 
     def bind(self, args: tuple) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from typing import Any
 
 from traitlets import observe
 
-from .._vocab import ModelError
+from .._vocab import AnyMode, Backend, Composition, ModelError
 from ..catalog import list_models
 from ..engine.model.source import Model
 from ..measure.findings import crossovers
@@ -91,11 +91,11 @@ class LabState(ModelEditing):
         self,
         model: str | Model = "normal_logpdf",
         sizes: Sequence[int] | None = None,
-        modes: Iterable[str] | None = None,
-        frameworks: Iterable[str] | None = None,
+        modes: Iterable[AnyMode] | None = None,
+        frameworks: Iterable[Backend] | None = None,
         *,
         n: int | None = None,
-        compositions: Iterable[str] | None = None,
+        compositions: Iterable[Composition] | None = None,
         sparse: str = "dense",
         post: Callable[[Callable[[], None]], None] | None = None,
         edits: Edits | str | Path | None = None,

@@ -16,6 +16,7 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
+from .._vocab import AnyMode, Backend
 from ..engine.model.source import Model
 from ..plots import LabPlots
 from ..plots.bokehjs import publish_bokehjs
@@ -83,8 +84,8 @@ class Lab(w.VBox):
         self,
         model: str | Model = "normal_logpdf",
         sizes: Sequence[int] | None = None,
-        modes: Sequence[str] | None = None,
-        frameworks: Sequence[str] | None = None,
+        modes: Sequence[AnyMode] | None = None,
+        frameworks: Sequence[Backend] | None = None,
         **options: Any,
     ) -> None:
         device = options.pop("device", "cpu")  # a trait of the Lab's, not bench's option

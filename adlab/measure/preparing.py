@@ -45,12 +45,12 @@ def prepare_series(m: Model, point: tuple, v: Series) -> Any:
     options = dict(jit=v.jit, precision=v.precision, backend=v.backend,
                    inner=v.inner or "reverse")
     if v.mode == "hessian":
-        return prepare_hessian(m, *point, mode=v.scheme, sparse=bool(v.sparse), **options)
+        return prepare_hessian(m, *point, scheme=v.scheme, sparse=bool(v.sparse), **options)
     if v.mode == "hvp":
         i = m.wrt[0] if isinstance(m.wrt, tuple) else m.wrt
         u = direction(np.shape(point[i]))
         options.pop("inner")  # an HVP's own nesting is its bracket's
-        return prepare_hvp(m, point[0], u, *point[1:], mode=v.scheme, **options)
+        return prepare_hvp(m, point[0], u, *point[1:], scheme=v.scheme, **options)
     return prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
                    sparse=bool(v.sparse), device=v.device, where=v.where,
                    **options)  # fmt: skip

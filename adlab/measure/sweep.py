@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._format import seconds
-from .._vocab import Record, Timing
+from .._vocab import Backend, Precision, Record, Scheme, Timing
 from ..catalog import resolve_model
 from ..engine.backends import DEFAULT, REFERENCE, get_backend
 from ..engine.backends.inner_grad import inner_note
@@ -97,10 +97,10 @@ def bench(
     sizes: Iterable[int] = DEFAULT_SIZES,
     modes: str | Sequence[str | Mapping[str, Any] | Series] = DEFAULT_MODES,
     *,
-    scheme: str = "central",
+    scheme: Scheme = "central",
     jit: bool | None = None,
-    precision: str = "float64",
-    backend: str = DEFAULT,
+    precision: Precision = "float64",
+    backend: Backend = DEFAULT,
     budget_s: float = BUDGET_S,
     repeats: int = REPEATS,
     target_s: float = TARGET_S,

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import adlab
+import adlab.lab
 from adlab import _vocab
 from adlab.engine.backends.inner_grad import INNER_MODES
 from adlab.engine.modes import get_rule, mode_names
@@ -48,6 +49,9 @@ def test_all_modes_come_from_the_registry_first_order_first():
         (adlab.hessian, {"scheme": "Composition", "backend": "Backend", "inner": "Inner"}),
         (adlab.prepare_hvp, {"scheme": "Composition", "backend": "Backend"}),
         (adlab.hvp, {"scheme": "Composition", "mode": "Composition | None"}),
+        (adlab.bench, {"scheme": "Scheme", "precision": "Precision", "backend": "Backend"}),
+        (adlab.lab.LabState, {"modes": "Iterable[AnyMode] | None",
+                              "frameworks": "Iterable[Backend] | None"}),
     ],
 )  # fmt: skip
 def test_public_signatures_are_typed_with_the_vocabulary(fn, types):
