@@ -15,4 +15,5 @@ from .sweep import DEFAULT_MODES as DEFAULT_MODES
 from .sweep import DEFAULT_SIZES as DEFAULT_SIZES
 from .sweep import Sweep as Sweep
 from .sweep import bench as bench
+from .sweep import default_modes as default_modes
 from .timing import time_call as time_call

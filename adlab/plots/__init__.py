@@ -10,6 +10,7 @@ Only this package and ``adlab.lab`` import Bokeh; the engine and the
 measurement layer never do.
 """
 
+from . import figures as figures
 from .colors import assign_colors as assign_colors
 from .colors import series_color as series_color
 from .live import LabPlots as LabPlots

@@ -3,6 +3,10 @@ said as predictions; on the command line and in the Lab.
 
 Hand-made records with known intervals test the rules; the command line and the Lab
 run real (short) measurements. No test asserts how fast anything is.
+
+Internals: the advisor's parts behind advise (measure.advisor: predict, smaller_sizes,
+advice_from, PREDICTION_SPREAD), on hand-made records: a prediction's spread and the sizes
+it tries are not public.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from _lab_helpers import FAST
 import adlab
 from adlab import Advice, Record
 from adlab.cli import main
-from adlab.lab.state import LabState
+from adlab.lab import LabState
 from adlab.measure import advisor
 from adlab.measure.advisor import PREDICTION_SPREAD, advice_from, predict, smaller_sizes
 

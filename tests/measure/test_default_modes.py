@@ -4,7 +4,7 @@ and complex step, while a mode asked for by name is still refused with the reaso
 import pytest
 
 import adlab
-from adlab.measure.sweep import DEFAULT_MODES, default_modes
+from adlab.measure import DEFAULT_MODES, default_modes
 
 
 def test_default_modes_keep_what_the_backend_runs():

@@ -3,6 +3,12 @@
 Synthetic records with known intervals test the rules; a few short sweeps test
 that the sweep feeds them (interleaved repeats, the floor beside each size,
 the machine's noise before the first). No test asserts how fast anything is.
+
+Internals: the rules behind compare and crossovers, on synthetic records with known
+intervals: significance and ties (measure.findings), the floor and the noise
+(measure.floor), summarize (measure.timing), and where the Lab, the plots and the bench
+command show them (lab.runner, plots.rows.record_row, measure.cases.findings); the public
+faces show only their verdicts.
 """
 
 from __future__ import annotations

@@ -3,6 +3,11 @@
 The oracle is adlab's own separate programs, each tested elsewhere against hand
 Hessians: the reverse gradient (``derivative``) and the HVP alone (``hvp``), on
 the same framework and composition. Fused, they must agree to rounding.
+
+Internals: second order's tables (modes.hessian: COMPOSITIONS, ON), to run every fused
+composition each framework nests, and the GradBench tool's Newton step and jobs
+(catalog.gradbench: gradbench_eval, newton_direction; gradbench.jobs: Job, Options), which
+use the fused program.
 """
 
 from __future__ import annotations

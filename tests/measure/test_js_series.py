@@ -1,5 +1,10 @@
 """A JavaScript series is timed inside its runtime, and its repeats enter the sweep's
-statistics as a Python series' do (``measure.runtime_watch``)."""
+statistics as a Python series' do (``measure.runtime_watch``).
+
+Internals: the stopwatches themselves (measure.runtime_watch: RuntimeStopwatch, stopwatch;
+measure.timing: Stopwatch, interleave; the JS backend's JsTimer), which the sweep picks per
+series and does not expose.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,9 @@ import pytest
 
 from adlab.engine.backends import installed
 from adlab.engine.backends.js.timer import JsTimer
+from adlab.measure import bench, time_call
 from adlab.measure.runtime_watch import RuntimeStopwatch, stopwatch
-from adlab.measure.sweep import bench
-from adlab.measure.timing import Stopwatch, interleave, time_call
+from adlab.measure.timing import Stopwatch, interleave
 
 
 class FakeTimer:

@@ -3,6 +3,10 @@ unknown load, no evidence on its own that compile time grows with n (issue 22, p
 
 The budget's other rules (calls, first calls, loops that really grow) are tested in
 test_measure_sweep.py.
+
+Internals: the budget itself (measure.budget: Budget, SMALL_COMPILE_S), fed compile times by
+hand, and JAX's cache switch (programs.jax_cache) to start from an empty cache; bench shows
+only what the budget skips.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""The colorings table counts the passes the sparse derivatives take, without running them."""
+"""The colorings table counts the passes the sparse derivatives take, without running them.
+
+Internals: the colorings table's rows (measure.colorings.coloring_rows), which notebook 07
+reads and no package exports.
+"""
 
 from __future__ import annotations
 
 import adlab
-from adlab.engine.sparsity.coloring import color_rows
-from adlab.engine.sparsity.pattern import jacobian_pattern
+from adlab.engine.sparsity import color_rows, jacobian_pattern
 from adlab.measure.colorings import coloring_rows
 
 

@@ -1,4 +1,9 @@
-"""``adlab.profile``: operations profiled on the CPU, XLA's per-operation costs, the CLI."""
+"""``adlab.profile``: operations profiled on the CPU, XLA's per-operation costs, the CLI.
+
+Internals: XLA's per-operation costs as read from the compiled program (measure.hlo_ops) and
+the profile's arithmetic on hand-made samples (measure.profile's _shares, _typical), which
+profile runs inside.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,11 @@ import numpy as np
 import pytest
 
 import adlab
+from adlab import OpCost, Profile
 from adlab.cli import main
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 from adlab.measure.hlo_ops import hlo_ops
-from adlab.measure.profile import OpCost, Profile, _shares, _typical
+from adlab.measure.profile import _shares, _typical
 
 CALLS = 8  # a sum over all calls instead of per call would be 8x off
 

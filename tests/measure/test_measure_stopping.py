@@ -2,6 +2,10 @@
 
 Synthetic samples and callables on a fake clock (time moves only when a fake call
 says so), so what is tested is the rule, never how fast anything runs.
+
+Internals: the stopping rule's parts (measure.intervals: median_interval, relative_width,
+settled, INTERVAL_WIDTH, MAX_REPEATS; measure.timing: Stopwatch, interleave, summarize) on
+synthetic samples and a fake clock; time_call shows only where they stopped.
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""bench(): the record schema, errors against the reference, budget skips, interruption."""
+"""bench(): the record schema, errors against the reference, budget skips, interruption.
+
+Internals: the sweep's parts: its budget and repeats (measure.budget.Budget,
+measure.intervals.MAX_REPEATS), how variants are split (measure.series.split_variants), a
+run of the sweep (measure.sweep._Run), a point's errors (measure.point_errors,
+accuracy.reference.FLOOR), and what a point calls (engine.prepared, programs.jax_cache,
+measure.preparing), patched to count conversions, cache loads and threads.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +20,10 @@ import pytest
 
 import adlab
 from adlab import Model, Record, Series
+from adlab.measure import parse_variant, parse_variants
 from adlab.measure.budget import Budget
 from adlab.measure.intervals import MAX_REPEATS
-from adlab.measure.series import parse_variant, parse_variants, split_variants
+from adlab.measure.series import split_variants
 
 FAST = dict(repeats=3, target_s=0.002)
 
@@ -379,8 +387,9 @@ def test_variants_may_bring_their_own_models():
 def test_the_error_estimate_is_componentwise_like_the_error():
     """Record.error_estimate is on Record.error's scale: each component against its
     own reference component (floored), not the largest against the largest."""
-    from adlab.accuracy.reference import FLOOR, Reference
-    from adlab.measure.references import point_errors
+    from adlab import Reference
+    from adlab.accuracy.reference import FLOOR
+    from adlab.measure.point_errors import point_errors
 
     ref = np.array([1.0, 1e-3])
     value, estimate = ref + np.array([1e-10, 1e-10]), np.array([1e-10, 1e-10])

@@ -4,6 +4,10 @@ No test here asserts that something is fast. The sleep test asserts that a
 known duration is *measured* as that duration, which is what a timer is for
 (a sleep, not a busy wait: on a shared machine a spinning thread is preempted
 and its wall time is not its own).
+
+Internals: time_call's parts (measure.timing: measure, summarize, interleave, Stopwatch,
+_autorange and its constants REPEATS, SPREAD_LIMIT, MAX_WARMUPS, ENOUGH, median_interval) on
+callables and clocks made by hand: honesty is checked where it is decided.
 """
 
 from __future__ import annotations

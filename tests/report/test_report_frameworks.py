@@ -1,4 +1,8 @@
-"""The text table names each framework its records ran on, with its version."""
+"""The text table names each framework its records ran on, with its version.
+
+Internals: the bench command's findings (measure.cases.findings) and the floor's kinds
+(measure.floor.floor_kind), which the table prints and no package exports.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """Tables people can read in a notebook: ``format_table`` and a sweep shown as HTML, the
-text cut into blocks that do not wrap, and the Lab's table with units and whole names."""
+text cut into blocks that do not wrap, and the Lab's table with units and whole names.
+
+Internals: the lines and marks the HTML is checked for, from their one home: crossover_lines
+(measure.findings), AT_FLOOR (measure.floor), and the Table the report builds
+(report.table), which report's __init__ uses without exporting.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,10 @@ import re
 import warnings
 
 import adlab
-from adlab import Record
+from adlab import NoisyMachineWarning, Record
+from adlab.measure import Sweep
 from adlab.measure.findings import crossover_lines
-from adlab.measure.floor import AT_FLOOR, NoisyMachineWarning
-from adlab.measure.stream import Sweep
+from adlab.measure.floor import AT_FLOOR
 from adlab.report import TEXT_WIDTH, format_table, record_text
 from adlab.report.table import Table
 
@@ -128,7 +133,7 @@ def test_tutorial_tables_say_microseconds_in_html():
 
 
 def test_the_lab_table_has_whole_column_names_units_and_the_record_on_hover():
-    from adlab.plots.live import LabPlots
+    from adlab.plots import LabPlots
 
     # NumPy's f has nothing to compile (0), the others took 0.2 s
     records = [dataclasses.replace(r, compile_s=0.0 if r.label == "primal" else 0.2)

@@ -3,6 +3,10 @@
 Readings are checked on records built by hand (the right answer is known);
 passes, agreement and float32 digits on small real runs in the light frameworks
 (autograd, NumPy, PyTorch), never timings.
+
+Internals: the frameworks module's installed check (tutorial.frameworks, patched so a
+framework looks missing or present) and the plots' looks per framework
+(plots.colors.FRAMEWORK_LOOKS), which the figures are checked against.
 """
 
 from __future__ import annotations

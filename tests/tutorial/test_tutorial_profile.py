@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adlab import tutorial
-from adlab.measure.profile import OpCost, Profile
+from adlab import OpCost, Profile, tutorial
 
 
 def _profile() -> Profile:
