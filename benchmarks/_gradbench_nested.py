@@ -23,7 +23,7 @@ import numpy as np
 
 import adlab
 from adlab._format import ratio, seconds
-from adlab.catalog._nested import COMBINATIONS
+from adlab.catalog.gradbench import COMBINATIONS
 
 #: shorter loops on eager frameworks (one Python step per loop step): the per-step ratio
 EAGER = {"particle": {"STEPS": 60}, "saddle": {"ITERS": 40}}
@@ -51,8 +51,9 @@ def costs(name: str, backend: str, repeats: int = 5) -> list[dict]:
     for fn, (outer, inner) in COMBINATIONS.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            prepared[fn] = (adlab.prepare(model, *args, mode="primal", inner=inner, backend=backend),
-                            adlab.prepare(model, *args, mode=outer, inner=inner, backend=backend))
+            on = dict(inner=inner, backend=backend)
+            prepared[fn] = (adlab.prepare(model, *args, mode="primal", **on),
+                            adlab.prepare(model, *args, mode=outer, **on))  # fmt: skip
         for p in prepared[fn]:
             _time(p, args, 1)  # warm-up
     times: dict[str, tuple[list[float], list[float]]] = {fn: ([], []) for fn in COMBINATIONS}
@@ -78,7 +79,8 @@ def table(rows: Sequence[dict]) -> str:
     for (ev, b), rs in groups.items():
         by = {r["function"]: r for r in rs}
         loop = ", ".join(f"{k}={v}" for k, v in rs[0]["settings"].items()) or "eval's own"
-        cells = [f"{seconds(by[f]['derivative_s'])} ({ratio(by[f]['ratio'])})" for f in COMBINATIONS]
+        cells = [f"{seconds(by[f]['derivative_s'])} ({ratio(by[f]['ratio'])})"
+                 for f in COMBINATIONS]  # fmt: skip
         best = min(rs, key=lambda r: r["derivative_s"])["function"]
         lines.append(f"| {ev} | {b} | {loop} | " + " | ".join(cells) + f" | {best} |")
     return "\n".join(lines)

@@ -6,6 +6,8 @@ each answer against GradBench's hand-written C++ reference. This script runs eac
 through ``adlab.gradbench.harness.run_eval``, against:
 
 - ``adlab-MODE``: ``python -m adlab gradbench --mode MODE`` (``--backend`` passed on);
+- ``pytorch``: GradBench's PyTorch tool (``tools/pytorch/run.py``) as its Dockerfile runs
+  it, timed by GradBench's own timer (its first run, set-up included, among the runs);
 - ``manual``: the C++ reference, as GradBench's ``cpp.py manual`` runs it, and ``jax``:
   GradBench's own JAX tool, each evaluate timed both by GradBench's timer, as published
   (compile in its first run, no ``block_until_ready``), and honestly (warmed up, each
@@ -27,6 +29,10 @@ compile, as a first-time user meets it.
 ``--rounds N`` runs every session N times, in turn, and takes each ratio as the median of
 the rounds' (GradBench times a primal and its derivative in separate messages, so load
 between them moves one session's ratio by about 20%).
+
+particle and saddle have no primal: each of their functions (rr, ff, fr, rf: outer mode over
+inner) is a whole descent, one row each; ``--nested`` instead times each combination's
+derivative against f's value per call on each framework (``_gradbench_nested.py``).
 
 Run: ``GRADBENCH_DIR=/work/gradbench python benchmarks/gradbench.py [--quick]
 [--evals llsq,lse] [--modes reverse,forward] [--tools manual,jax,adlab]
@@ -318,6 +324,8 @@ def tool_commands(
     tools = {
         "manual": [py, str(TOOLS), "manual"],
         "jax": [py, str(TOOLS), "jax"],
+        # GradBench's PyTorch tool as its Dockerfile runs it (its own timer: first run in)
+        "pytorch": [py, "python/gradbench/gradbench/tools/pytorch/run.py"],
     }
     for mode in modes:
         cmd = [py, "-m", "adlab", "gradbench", "--mode", mode]
@@ -382,7 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--modes", default=None,
                    help="adlab's modes (default: all, but the pairs in SLOW)")  # fmt: skip
-    p.add_argument("--tools", default="manual,jax,adlab", help="which tools ('adlab' = every mode)")
+    p.add_argument("--tools", default="manual,jax,pytorch,adlab",
+                   help="which tools ('adlab' = every mode)")  # fmt: skip
     p.add_argument("--backend", default=None, help="adlab's backend (default: the tool's)")
     p.add_argument("--scheme", default=None, help="adlab's scheme in numeric mode")
     p.add_argument("--quick", action="store_true", help="one small size per eval, min-seconds 0")
@@ -439,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(jax_table(rows))
     nested = nested_table(rows)
     if nested:
-        print("\nparticle and saddle: each combination's whole descent (median), and the fastest.\n")
+        print("\nparticle and saddle: each combination's descent (median); the fastest.\n")
         print(nested)
     loads = " ".join(f"{x:.2f}" for x in load)
     print(

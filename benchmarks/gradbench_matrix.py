@@ -17,7 +17,8 @@ inner), so their reverse and forward sessions ask the same four things; on NumPy
 in numeric mode, the inner derivative by central differences.
 
 Run: ``GRADBENCH_DIR=/work/gradbench python benchmarks/gradbench_matrix.py [--evals ...]
-[--backends ...] [--log-dir DIR] [--markdown FILE]``. Rows are printed as they finish, then the table.
+[--backends ...] [--log-dir DIR] [--markdown FILE]``. Rows are printed as they finish, then
+the table.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--log-dir", default=None)
     p.add_argument("--markdown", default=None, help="write the table there too")
     p.add_argument("--from-json", default=None,
-                   help="no sessions: the table of the JSON lines a run printed (this file)")  # fmt: skip
+                   help="no sessions: the table of the JSON lines a run printed")  # fmt: skip
     args = p.parse_args(argv)
     args.evals, args.backends = args.evals.split(","), args.backends.split(",")
     args.modes = args.modes.split(",")

@@ -291,7 +291,10 @@ BA = GradBenchEval(
 
 
 # ------------------------------------------------------------ particle and saddle (_nested)
-ARGMIN = dict.fromkeys(_nested.COMBINATIONS, "argmin")
+#: their functions (outer, inner mode), their descent and its cost, for the tool
+COMBINATIONS, DESCENT_CALLS = _nested.COMBINATIONS, _nested.DESCENT_CALLS
+combination, multivariate_argmin = _nested.combination, _nested.multivariate_argmin
+ARGMIN = dict.fromkeys(COMBINATIONS, "argmin")
 
 PARTICLE = GradBenchEval(
     name="particle",

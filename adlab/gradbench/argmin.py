@@ -1,7 +1,7 @@
 """particle's and saddle's functions: GradBench's argmin, driven by adlab's derivatives.
 
 GradBench's ``rr``, ``ff``, ``fr`` and ``rf`` ask for the argmin itself (``evals/particle``,
-``evals/saddle``), found by GradBench's gradient descent (``adlab.catalog._nested``)
+``evals/saddle``), found by GradBench's gradient descent (``adlab.catalog.gradbench``)
 on f, whose derivative the outer mode takes through the model's own ``grad`` in the
 inner mode. The job prepares f and that derivative once (both with the inner mode: f's
 value runs the model's ``grad`` too, as every GradBench tool's objective does), and each
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..catalog import _nested
+from ..catalog import gradbench as evals
 from ..catalog.gradbench import GradBenchEval
 from ..engine.backends import get_backend
 from ..engine.derivative import prepare
@@ -41,10 +41,10 @@ class ArgminJob:
 
     def __init__(self, adapter: GradBenchEval, function: str, model: Model, args: tuple,
                  options: Options) -> None:  # fmt: skip
-        outer, inner = _nested.combination(function, options.mode)
+        outer, inner = evals.combination(function, options.mode)
         self.combination = (outer, inner)
         self._function, self._model, self._options = function, model, options
-        self._calls = _nested.DESCENT_CALLS.get(model.name, 1)
+        self._calls = evals.DESCENT_CALLS.get(model.name, 1)
         self._to_numpy = get_backend(options.backend).to_numpy
         self._bind(args)
         common = dict(backend=options.backend, jit=options.jit, precision=options.used_precision,
@@ -126,7 +126,7 @@ class ArgminJob:
 
     def call(self) -> np.ndarray:
         """One run: the descent from the input's start (and saddle's inner point)."""
-        x = _nested.multivariate_argmin(self._value, self._derivative, self._x0)
+        x = evals.multivariate_argmin(self._value, self._derivative, self._x0)
         if self._point is None:
             return x
         y = np.asarray(self._to_numpy(self._point(x)), dtype=np.float64)

@@ -2,7 +2,7 @@
 process: the tool's answers to GradBench's messages against the manual tool's golden
 outputs and GradBench's published particle and saddle answers; refusals say why and what to do.
 
-Internals: GradBench's rr/ff/fr/rf names as outer and inner modes (catalog._nested:
+Internals: GradBench's rr/ff/fr/rf names as outer and inner modes (catalog.gradbench:
 COMBINATIONS, combination), the mapping the table is built on, and the GradBench tool's
 Options and Tool in process; the tool's public face is its protocol.
 """
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_gradbench_models import golden, mismatch
 
-from adlab.catalog import _nested
+from adlab.catalog import gradbench as evals
 from adlab.gradbench.jobs import Options
 from adlab.gradbench.tool import Tool
 
@@ -48,7 +48,7 @@ def test_framework_answers_match_the_cpp_reference(name, backend, mode):
         assert mismatch(case["output"], r["output"]) == []
 
 
-@pytest.mark.parametrize("function", sorted(_nested.COMBINATIONS))
+@pytest.mark.parametrize("function", sorted(evals.COMBINATIONS))
 def test_particle_on_jax_reaches_gradbench_answer(function):
     r = respond(Tool(Options(mode="reverse")), "particle", function, {"w": 0.0})
     assert r["success"], r.get("error")
@@ -72,12 +72,13 @@ def test_a_descent_past_max_seconds_is_refused_saying_what_to_do():
 
 
 def test_the_function_names_the_modes_unless_the_tool_differences():
-    assert _nested.combination("rf", "forward") == ("reverse", "forward")
-    assert _nested.combination("fr", "reverse") == ("forward", "reverse")
-    assert _nested.combination("ff", "numeric") == ("numeric", "forward")
+    assert evals.combination("rf", "forward") == ("reverse", "forward")
+    assert evals.combination("fr", "reverse") == ("forward", "reverse")
+    assert evals.combination("ff", "numeric") == ("numeric", "forward")
 
 
 def test_numpy_says_its_inner_derivative_is_differences():
     start = Tool(Options(mode="numeric", backend="numpy")).respond({"id": 0, "kind": "start"})
     assert "central differences" in start["config"]["inner"]
-    assert "inner" not in Tool(Options(mode="reverse")).respond({"id": 0, "kind": "start"})["config"]
+    jax = Tool(Options(mode="reverse")).respond({"id": 0, "kind": "start"})
+    assert "inner" not in jax["config"]
