@@ -18,6 +18,7 @@ from bokeh.plotting import figure
 
 from ..engine.sparsity.coloring import Coloring
 from ..measure.colorings import ColoringRow
+from .axes import lines
 
 SIDE = 420
 
@@ -103,8 +104,6 @@ def colors_figure(rows: Sequence[ColoringRow], *, title: str | None = None) -> A
         names[1]: [(r.n, r.rows) for r in rows],
         names[2]: [(r.n, r.dense) for r in rows],
     }
-    from .figures import lines  # here: figures imports live, which imports this module
-
     what = "Hessian" if hessian else "Jacobian"
     name = rows[0].model if rows else ""
     return lines(series, title=title or f"{name}: passes for the {what}, colored or dense",
