@@ -1,4 +1,5 @@
-"""The structure a newcomer relies on: no private imports across modules, a short engine/.
+"""The structure a newcomer relies on: no private imports across modules, a short engine/,
+tests that mirror the package and import what its ``__init__`` files export.
 
 Read from the source with ``ast`` (no import runs). ``adlab._vocab`` and ``adlab._format``
 are the shared base every layer uses, so importing them is not reaching into a private home.
@@ -7,6 +8,7 @@ are the shared base every layer uses, so importing them is not reaching into a p
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -245,3 +247,151 @@ def test_each_shared_list_has_one_home():
     homes = module_level_homes()
     several = {name: where for name, where in homes.items() if len(where) != 1}
     assert not several, f"one home each (name the others by what they hold): {several}"
+
+
+# ------------------------------------------------------------------ the tests themselves
+TESTS = Path(__file__).parent
+#: tests/ folders that name no adlab package: recorded data, and the end-to-end tests that
+#: drive the Lab and the JavaScript backends together in Chromium (their own conftest)
+NOT_PACKAGES = ("fixtures", "browser")
+#: the tests that stand flat in tests/: they read the whole package
+FLAT = ("test_layers.py", "test_structure.py")
+DOTTED = re.compile(r"adlab(\.\w+)+")
+
+
+def _exports(init: Path) -> set[str]:
+    """What a package's ``__init__`` exports: its ``__all__``; without one, the names it
+    defines, re-exports (``from .m import X as X``) or hands out lazily (``__getattr__``)."""
+    tree = ast.parse(init.read_text())
+    found: set[str] = set()
+    for node in tree.body:
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])  # fmt: skip
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return set(ast.literal_eval(node.value))
+        found.update(t.id for t in targets if isinstance(t, ast.Name))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update(a.asname for a in node.names if a.asname == a.name.rpartition(".")[2])
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            compared = [c.comparators[0] for c in ast.walk(node) if isinstance(c, ast.Compare)]
+            found.update(c.value for c in compared if isinstance(c, ast.Constant))
+    return found
+
+
+def reaches_in(path: Path) -> list[str]:
+    """Where a test module goes past the packages' ``__init__``: an import, an attribute path
+    or a patched name (a string) that reaches an implementation module, a private name, or a
+    name its package does not export. ``adlab._vocab`` and ``adlab._format`` are the shared
+    base, as for the package's own modules (their private names are not)."""
+    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    found: set[tuple[int, str]] = set()
+
+    def check(line: int, dotted: str) -> None:
+        parts = dotted.split(".")
+        for i in range(1, len(parts)):
+            here, name = ".".join(parts[:i]), parts[i]
+            if here not in modules:
+                return
+            if here in EXEMPT:
+                if _private(name):
+                    found.add((line, f"the private name {here}.{name}"))
+                return
+            inner = modules.get(f"{here}.{name}")
+            if f"{here}.{name}" in EXEMPT or inner is not None and inner.name == "__init__.py":
+                continue  # the shared base, or a subpackage: what follows is checked next
+            if name.startswith("__") or name in _exports(modules[here]):
+                return
+            found.add((line, f"the implementation module {here}.{name}" if inner
+                       else f"{here}.{name}, which {here} does not export"))  # fmt: skip
+            return
+
+    tree = ast.parse(path.read_text())
+    skip = _docstrings(tree)
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] == "adlab":
+                for alias in node.names:
+                    check(node.lineno, f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "adlab":
+                    check(node.lineno, alias.name)
+        elif isinstance(node, ast.Attribute) and id(node) not in inner:
+            if DOTTED.fullmatch(dotted := ast.unparse(node)):
+                check(node.lineno, dotted)
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and id(node) not in skip and DOTTED.fullmatch(node.value)):  # fmt: skip
+            check(node.lineno, node.value)
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def _says_why(path: Path) -> bool:
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return any(line.startswith("Internals:") and line[10:].strip() for line in doc.splitlines())
+
+
+def unexplained_internals(tests: Path) -> dict[str, list[str]]:
+    """Test modules (helpers included) that reach past the packages' ``__init__`` with no
+    ``Internals:`` line in their docstring saying why, or that keep one with no cause left."""
+    found = {}
+    for path in sorted(tests.rglob("*.py")):
+        where, why = reaches_in(path), _says_why(path)
+        if where and not why:
+            found[str(path.relative_to(tests))] = where
+        elif why and not where:
+            found[str(path.relative_to(tests))] = ["an Internals: line, and nothing internal"]
+    return found
+
+
+def test_tests_import_what_the_packages_export():
+    found = unexplained_internals(TESTS)
+    assert not found, (
+        "import it from its package (the __init__ exports it), or say which internal the test "
+        "checks and why in a docstring line starting 'Internals:':\n"
+        + "\n".join(f"{path}: {where}" for path, where in found.items()))  # fmt: skip
+
+
+def test_the_check_sees_a_test_reaching_in(tmp_path):
+    # the check itself can fail, on the real package: measure exports time_call, not timing
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "test_public.py").write_text(
+        '"""Public."""\nimport adlab\nfrom adlab import Record\nfrom adlab.measure import '
+        "time_call\nfrom adlab._vocab import BACKENDS\nadlab.measure.bench\n"
+    )
+    (tmp_path / "lab" / "test_inside.py").write_text(
+        "import adlab.measure.timing\nfrom adlab.measure.timing import Stopwatch\n"
+        "from adlab.measure import _hidden\nfrom adlab._vocab import _X\n"
+        "def test(monkeypatch):\n    monkeypatch.setattr('adlab.measure.timing.measure', 1)\n"
+        "    adlab.measure.timing.summarize\n"
+    )
+    (tmp_path / "_helper.py").write_text(
+        '"""A helper.\n\nInternals: its stopwatch.\n"""\n'
+        "from adlab.measure.timing import Stopwatch\n"
+    )
+    (tmp_path / "test_stale.py").write_text('"""Stale.\n\nInternals: none.\n"""\nimport adlab\n')
+    assert unexplained_internals(tmp_path) == {
+        "lab/test_inside.py": [
+            "1: the implementation module adlab.measure.timing",
+            "2: the implementation module adlab.measure.timing",
+            "3: adlab.measure._hidden, which adlab.measure does not export",
+            "4: the private name adlab._vocab._X",
+            "6: the implementation module adlab.measure.timing",
+            "7: the implementation module adlab.measure.timing",
+        ],
+        "test_stale.py": ["an Internals: line, and nothing internal"],
+    }
+
+
+def test_tests_mirror_the_package():
+    """Each folder of tests/ is a package's (tests/engine/ for adlab/engine/, ...), and only the
+    tests that read the whole package stand flat."""
+    folders = [p.relative_to(TESTS) for p in sorted(TESTS.rglob("*")) if p.is_dir()]
+    folders = [f for f in folders if not any(part.startswith((".", "_")) for part in f.parts)]
+    stray = [str(f) for f in folders if f.parts[0] not in NOT_PACKAGES
+             and not (PACKAGE / f / "__init__.py").is_file()]  # fmt: skip
+    flat = sorted(p.name for p in TESTS.glob("test_*.py") if p.name not in FLAT)
+    assert not stray, f"no adlab package of these names: {stray}"
+    assert not flat, f"move these into the folder of the package they test: {flat}"
