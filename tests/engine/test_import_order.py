@@ -5,6 +5,10 @@ order (the backends and the model's source imported each other: importing
 ``adlab.engine.derivative`` first failed) shows when another order is tried. The package
 ``adlab`` is stood in for by an empty one, so that its ``__init__``'s order is not used:
 that is the internal this test checks.
+
+Internals: each engine module in FIRST is imported by its name in a fresh interpreter: the
+entry points and folders themselves, not what adlab's __init__ exports, are what this test
+imports first.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ signatures and agree with the registries they name.
 
 ``adlab._vocab`` and the registry are read directly on purpose: the check is that the
 words and the registry say the same.
+
+Internals: the inner modes' registry (backends.inner_grad.INNER_MODES), which the Inner
+Literal must agree with; no package exports it.
 """
 
 from __future__ import annotations
