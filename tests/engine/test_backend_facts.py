@@ -75,3 +75,20 @@ def test_a_backend_that_cannot_be_profiled_says_its_entrys_reason():
         assert FACTS[name].profile_refusal in str(err.value)
         for can in with_fact("profiler"):
             assert f"backend={can!r}" in str(err.value)
+
+
+def test_the_lab_plots_tutorials_and_cli_read_the_entries():
+    """Deliberately reads an internal, the CLI's words per profiler (``cli.profile._WORDS``):
+    each framework that can be profiled has them, keyed by how it is profiled."""
+    from adlab.cli.profile import _WORDS
+    from adlab.lab.choices import framework_box
+    from adlab.plots.colors import framework_look
+    from adlab.tutorial.frameworks import how
+
+    for name, f in FACTS.items():
+        assert framework_look(name) == (f.marker, f.dash)
+        assert how(name, False) == (f.how_eager or name)
+        if f.profiler is not None:
+            assert set(_WORDS[f.profiler]) == {"where", "times", "counter", "flops"}
+    installed = [n for n in FACTS if FACTS[n].extra is None and FACTS[n].executable is None]
+    assert framework_box(installed[0], True).tooltip == FACTS[installed[0]].description
