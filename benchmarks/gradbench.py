@@ -266,6 +266,8 @@ def goal_table(rows: Sequence[Row]) -> str:
     """adlab's best valid mode against manual's ratio, size by size (the issue's goal)."""
     body = []
     for (ev, size), tools in _by_size(rows).items():
+        if ev in NESTED:  # no primal: their table is nested_table's
+            continue
         ours = [r for t, r in tools.items() if t.startswith("adlab-") and _valid_ratio(r)]
         best = min(ours, key=lambda r: r.ratio, default=None)
         m, b = _valid_ratio(tools.get("manual")), _valid_ratio(best)
