@@ -36,6 +36,7 @@ import jax
 import numpy as np
 import scipy.sparse as sp
 
+from ..model.userline import eqn_line, source_line
 from ..programs.jaxpr import call_body
 from .index_sets import (
     PatternTooLarge,
@@ -258,8 +259,6 @@ def _same(a: sp.csr_array | None, b: sp.csr_array | None) -> bool:
 
 def refusal(too_large: PatternTooLarge, files: frozenset[str], mode: str) -> str:
     """What to tell a user whose f makes a pattern too large to hold, naming their line."""
-    from ..model.userline import eqn_line, source_line
-
     # an equation inside a library's jit carries frames up to that jit only
     found = next(filter(None, (eqn_line(eqn, files) for eqn in too_large.where)), None)
     code = source_line(*found) if found else None
