@@ -1,7 +1,8 @@
 """GradBench's ``manual`` and ``jax`` tools as ``benchmarks/gradbench.py`` runs them.
 
 Run from the GradBench checkout's root, with ``python/gradbench`` on ``PYTHONPATH``:
-``python benchmarks/_gradbench_tools.py manual|jax``.
+``python benchmarks/_gradbench_tools.py manual|finite|jax``. ``finite`` is GradBench's C++
+finite-differences tool, the one C++ tool with particle and saddle that builds here.
 
 - ``manual``: GradBench's ``cpp.py manual`` (how its Dockerfile runs the C++ reference),
   except that ``define`` checks the binary is built instead of ``make -B``-ing it: the
@@ -23,18 +24,19 @@ import time
 from pathlib import Path
 
 
-def serve_manual() -> None:
-    """GradBench's cpp.py tool for ``manual``; ``define`` checks the binary, never rebuilds it."""
+def serve_manual(tool: str = "manual") -> None:
+    """GradBench's cpp.py tool for ``manual`` (or another C++ tool built here: ``finite``);
+    ``define`` checks the binary, never rebuilds it."""
     from gradbench import cpp
 
     def define(*, args: argparse.Namespace, module: str) -> dict:
         binary = Path("tools") / args.tool / "bin" / module
         if binary.exists():
             return {"success": True}
-        return {"success": False, "error": f"{binary} is not built: make -C tools/manual NATIVE=no"}
+        return {"success": False, "error": f"{binary} is not built: make -C tools/{tool} NATIVE=no"}
 
     cpp.define = define
-    sys.argv = [sys.argv[0], "manual"]
+    sys.argv = [sys.argv[0], tool]
     cpp.main()
 
 
@@ -83,10 +85,11 @@ def main() -> None:
     # This folder holds gradbench.py, which would shadow GradBench's own package.
     sys.path = [d for d in sys.path if Path(d or ".").resolve() != here]
     tool = sys.argv[1] if len(sys.argv) == 2 else ""
-    if tool not in ("manual", "jax"):
-        sys.exit("usage: python benchmarks/_gradbench_tools.py manual|jax (from GradBench's root)")
+    if tool not in ("manual", "finite", "jax"):
+        sys.exit("usage: python benchmarks/_gradbench_tools.py manual|finite|jax (from GradBench's "
+                 "root)")  # fmt: skip
     try:
-        serve_manual() if tool == "manual" else serve_jax()
+        serve_jax() if tool == "jax" else serve_manual(tool)
     except (EOFError, BrokenPipeError):
         pass
 

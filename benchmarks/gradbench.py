@@ -325,6 +325,9 @@ def tool_commands(
     py = sys.executable
     tools = {
         "manual": [py, str(TOOLS), "manual"],
+        # GradBench's C++ finite differences: the one C++ tool with particle and saddle
+        # that builds here (Enzyme needs its LLVM plugin; ad-hpp's header is downloaded)
+        "finite": [py, str(TOOLS), "finite"],
         "jax": [py, str(TOOLS), "jax"],
         # GradBench's PyTorch tool as its Dockerfile runs it (its own timer: first run in)
         "pytorch": [py, "python/gradbench/gradbench/tools/pytorch/run.py"],
@@ -349,6 +352,8 @@ def run_all(args: argparse.Namespace) -> list[Row]:
     for ev in args.evals:
         eval_args = SIZES[ev][args.quick] + (runs if ev != "hello" else [])
         for name, cmd in tools.items():
+            if name == "finite" and ev not in NESTED:  # differences: a reference here only
+                continue
             if (ev, name.removeprefix("adlab-")) in args.skip:
                 print(f"{ev:7} {name:20} left out: {SLOW[ev, name.removeprefix('adlab-')]}; "
                       f"ask for it with --modes", file=sys.stderr)  # fmt: skip
@@ -392,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--modes", default=None,
                    help="adlab's modes (default: all, but the pairs in SLOW)")  # fmt: skip
-    p.add_argument("--tools", default="manual,jax,pytorch,adlab",
+    p.add_argument("--tools", default="manual,finite,jax,pytorch,adlab",
                    help="which tools ('adlab' = every mode)")  # fmt: skip
     p.add_argument("--backend", default=None, help="adlab's backend (default: the tool's)")
     p.add_argument("--scheme", default=None, help="adlab's scheme in numeric mode")
