@@ -1,10 +1,12 @@
-"""GradBench's ADBench evals, ``ht`` and ``ba``: their inputs as f's arguments, results as JSON.
+"""GradBench's ADBench evals, ``ht``, ``ba`` and ``lstm``: inputs as f's arguments, results as JSON.
 
-``adlab.catalog.gradbench`` declares the two adapters with these functions. The
+``adlab.catalog.gradbench`` declares the three adapters with these functions. The
 shapes follow GradBench's C++ reference (``tools/manual``, ``cpp/gradbench/evals``
 at github.com/gradbench/gradbench, MIT licence): ht's Jacobian is dense, one row
-per residual and one column per theta entry; ba's is ADBench's sparse matrix
-(``BASparseMat``), of which the eval transmits the first 30 entries and the last.
+per residual and one column per theta entry (after two for the us, in the
+complicated variant); ba's is ADBench's sparse matrix
+(``BASparseMat``), of which the eval transmits the first 30 entries and the last;
+lstm's gradient is one flat list, the main parameters' rows then the extra ones'.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ BA_SHOWN = 30
 
 
 # ------------------------------------------------------------ ht
+def ht_settings(input: Input) -> dict[str, Any]:
+    """The variant the input asks for: ``complicated`` where it sends ``us``."""
+    return {"VARIANT": "complicated" if len(input.get("us", [])) else "simple"}
+
+
 def ht_arguments(input: Input, model: Model) -> tuple:
-    """The simple variant's ``(theta, base_relatives, ..., correspondences, points)``."""
-    if len(input.get("us", [])):
-        raise ValueError(
-            "adlab answers GradBench's ht eval in its simple variant only (an empty us); "
-            "run the eval with --variant simple"
-        )
+    """``(x, base_relatives, ..., triangles, correspondences, points, us)``: x is theta in
+    the simple variant, (0, 0, theta) in the complicated one (see the ht model)."""
     data, hand = input["data"], input["data"]["model"]
     parents = tuple(int(p) for p in hand["parents"])
     skeleton = model.function(BASELINE).__globals__["PARENTS"]
@@ -38,15 +41,26 @@ def ht_arguments(input: Input, model: Model) -> tuple:
             f"the ht model is written for ADBench's 22-bone hand, parents {list(skeleton)}; "
             f"this input's hand has parents {list(parents)}"
         )
+    theta = np.asarray(input["theta"], dtype=np.float64)
+    points = np.asarray(data["points"], dtype=np.float64).reshape(-1, 3)
+    n = len(points)
+    if model.settings["VARIANT"] == "complicated":
+        x = np.concatenate([np.zeros(2), theta])
+        triangles = np.asarray(hand["triangles"], dtype=np.int64).reshape(-1, 3)
+        us = np.asarray(input["us"], dtype=np.float64).reshape(n, 2)
+    else:  # neither is read: shapes that cost nothing
+        x, triangles, us = theta, np.zeros((1, 3), dtype=np.int64), np.zeros((n, 2))
     return (
-        np.asarray(input["theta"], dtype=np.float64),
+        x,
         np.asarray(hand["base_relatives"], dtype=np.float64),
         np.asarray(hand["inverse_base_absolutes"], dtype=np.float64),
         np.asarray(hand["base_positions"], dtype=np.float64),
         np.asarray(hand["weights"], dtype=np.float64),
         np.array([-1.0 if hand["is_mirrored"] else 1.0, 1.0, 1.0]),
+        triangles,
         np.asarray(data["correspondences"], dtype=np.int64),
-        np.asarray(data["points"], dtype=np.float64).reshape(-1, 3),
+        points,
+        us,
     )
 
 
@@ -112,3 +126,22 @@ def ba_jacobian(result: Any, input: Input) -> dict[str, list]:
         "cols": shown(cols).tolist(),
         "vals": vals.tolist(),
     }
+
+
+# ------------------------------------------------------------ lstm
+def lstm_arguments(input: Input, model: Model) -> tuple:
+    """``(x, state, sequence)``: x the main parameters' rows (2 per layer: weights, then
+    biases) and the extra parameters' (3), flattened in the order of the eval's gradient."""
+    main = np.asarray(input["main_params"], dtype=np.float64)
+    extra = np.asarray(input["extra_params"], dtype=np.float64)
+    x = np.concatenate([main.ravel(), extra.ravel()])
+    state = np.asarray(input["state"], dtype=np.float64)
+    sequence = np.asarray(input["sequence"], dtype=np.float64)
+    b = state.shape[1]
+    if main.shape != (state.shape[0], 4 * b) or extra.shape != (3, b) or sequence.shape[1] != b:
+        raise ValueError(
+            f"lstm's parameters do not fit its state of {state.shape[0] // 2} layers of "
+            f"{b} bits: main_params {main.shape}, extra_params {extra.shape} and sequence "
+            f"{sequence.shape}, where the eval sends (2 layers, 4 b), (3, b) and (c, b)"
+        )
+    return x, state, sequence

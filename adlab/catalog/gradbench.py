@@ -271,11 +271,12 @@ KMEANS = GradBenchEval(
 )
 
 
-# ------------------------------------------------------------ ht and ba (adlab.catalog._adbench)
+# ------------------------------------------------------------ ht, ba and lstm (adlab.catalog._adbench)
 HT = GradBenchEval(
     name="ht",
     model_name="ht",
     functions={"objective": "primal", "jacobian": "gradient"},
+    settings=_adbench.ht_settings,
     arguments=_adbench.ht_arguments,
     outputs={"objective": _list, "jacobian": _list},
 )
@@ -287,6 +288,16 @@ BA = GradBenchEval(
     settings=_adbench.ba_settings,
     arguments=_adbench.ba_arguments,
     outputs={"objective": _adbench.ba_objective, "jacobian": _adbench.ba_jacobian},
+)
+
+
+LSTM = GradBenchEval(
+    name="lstm",
+    model_name="lstm",
+    functions={"objective": "primal", "jacobian": "gradient"},
+    settings=lambda input: {"LAYERS": len(input["state"]) // 2},
+    arguments=_adbench.lstm_arguments,
+    outputs={"objective": _float, "jacobian": _list},
 )
 
 
@@ -315,7 +326,7 @@ SADDLE = GradBenchEval(
 
 #: every eval adlab answers, by GradBench module name
 GRADBENCH_EVALS: dict[str, GradBenchEval] = {
-    e.name: e for e in (HELLO, LLSQ, LSE, GMM, ODE, DET, KMEANS, HT, BA, PARTICLE, SADDLE)
+    e.name: e for e in (HELLO, LLSQ, LSE, GMM, ODE, DET, KMEANS, HT, BA, LSTM, PARTICLE, SADDLE)
 }
 
 

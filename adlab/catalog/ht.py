@@ -1,22 +1,35 @@
-"""Hand tracking, the simple variant: GradBench's ``ht`` eval, from Microsoft's ADBench.
+"""Hand tracking: GradBench's ``ht`` eval, from Microsoft's ADBench, in both its variants.
 
 n is the number of correspondences: observed 3-D points, each paired with a
-vertex of a skinned hand mesh. f(theta) is the 3n residuals
-points[i] - vertex[correspondences[i]] once the hand is posed by theta's 26
-parameters (global rotation, global translation, then 4 angles per finger),
-as in GradBench's ``evals/ht`` with an empty ``us`` (github.com/gradbench/gradbench,
-MIT licence; Srajer, Schwarz and Fitzgibbon 2018, "A benchmark of selected
-algorithmic differentiation tools on some problems in computer vision and
-machine learning"). The Jacobian is 3n x 26, ordered as theta: forward mode
-takes 26 passes whatever n, reverse mode one per residual.
+point of a skinned hand mesh. f is the 3n residuals points[i] - hand point i
+once the hand is posed by theta's 26 parameters (global rotation, global
+translation, then 4 angles per finger), as in GradBench's ``evals/ht``
+(github.com/gradbench/gradbench, MIT licence; Srajer, Schwarz and Fitzgibbon
+2018, "A benchmark of selected algorithmic differentiation tools on some
+problems in computer vision and machine learning").
+
+VARIANT = "simple": point i pairs with the vertex correspondences[i]; x is
+theta, and the Jacobian is 3n x 26: forward mode takes 26 passes whatever n,
+reverse mode one per residual. ``us`` is not read.
+
+VARIANT = "complicated" (the eval's default): point i pairs with a point on the
+mesh's triangle correspondences[i], at barycentric coordinates (u, v, 1 - u - v)
+given by us[i] = (u, v). The eval asks for the derivatives in each point's own
+u and v too: x is (du, dv, theta), du and dv one shift of every point's (u, v),
+zero at the eval's point. A residual reads its own point's (u, v) alone, so its
+derivative in the shift is its derivative in its own u (and v): the 3n x 2n
+block of the Jacobian, diagonal by point, compressed into two columns, which is
+how ADBench lays it out (columns du, dv, then theta's 26: 3n x 28).
 
 setup makes a synthetic hand with ADBench's skeleton (22 bones: the wrist, four
-bones per finger, the forearm) and V vertices, each skinned to a few bones.
-GradBench's own hand models (544 and 10,000 vertices) come in through its eval's
-input (``adlab.catalog.gradbench``).
+bones per finger, the forearm) and V vertices, each skinned to a few bones
+(and, for the complicated variant, 2V - 4 random triangles). GradBench's own
+hand models (544 and 10,000 vertices) come in through its eval's input
+(``adlab.catalog.gradbench``).
 """
 
 V = 544  # vertices of the synthetic hand (ADBench's small hand model has 544)
+VARIANT = "simple"  # GradBench's: "simple" (points on vertices) or "complicated" (on triangles)
 
 # ADBench's skeleton: each bone's parent, earlier in the list (-1: the root)
 PARENTS = (-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 17, 18, 19, 0)
@@ -36,12 +49,22 @@ def setup(n, rng):
     for v in range(V):
         weights[v, rng.choice(bones, 3, replace=False)] = rng.dirichlet(np.ones(3))
     theta = rng.uniform(-0.5, 0.5, size=26)
-    correspondences = rng.integers(0, V, size=n)
     mirror = np.ones(3)  # ADBench's models are not mirrored
     model = (base_relatives, inverse_base_absolutes, base_positions, weights, mirror)
-    points = -f(theta, *model, correspondences, np.zeros((n, 3))).reshape(n, 3)
+    if VARIANT == "complicated":
+        x = np.concatenate([np.zeros(2), theta])
+        triangles = np.stack([rng.choice(V, 3, replace=False) for _ in range(2 * V - 4)])
+        correspondences = rng.integers(0, len(triangles), size=n)
+        us = rng.dirichlet(np.ones(3), size=n)[:, :2]
+    else:
+        x = theta
+        triangles = np.stack([np.arange(3)])  # not read
+        correspondences = rng.integers(0, V, size=n)
+        us = np.zeros((n, 2))  # not read
+    data = (triangles, correspondences)
+    points = -f(x, *model, *data, np.zeros((n, 3)), us).reshape(n, 3)
     points = points + 0.01 * rng.normal(size=(n, 3))
-    return (theta, *model, correspondences, points)
+    return (x, *model, *data, points, us)
 
 
 def _rigid(rng, angle):
@@ -89,8 +112,9 @@ def angle_axis_rotation(r):
     return np.where(small, np.eye(3), R)
 
 
-def f(theta, base_relatives, inverse_base_absolutes, base_positions, weights, mirror,
-      correspondences, points):  # fmt: skip
+def skinned(theta, base_relatives, inverse_base_absolutes, base_positions, weights, mirror,
+            vertex):  # fmt: skip
+    """(len(vertex), 3): the vertices ``vertex`` of the hand posed by theta."""
     # pose each bone: its base transform, turned by its rotation
     R = bone_rotations(theta)
     relatives = np.concatenate([base_relatives[:, :, :3] @ R, base_relatives[:, :, 3:]], axis=2)
@@ -101,9 +125,21 @@ def f(theta, base_relatives, inverse_base_absolutes, base_positions, weights, mi
     # skinning: a vertex is the weighted sum of where each bone takes it. Each is
     # skinned on its own, so only the corresponded ones are (ADBench skins all V,
     # then picks): the same residuals, without V / n times the work.
-    seen = base_positions[correspondences]
+    seen = base_positions[vertex]
     posed = np.einsum("bij,nj->bni", transforms[:, :3, :], seen)
-    vertices = np.einsum("nb,bni->ni", weights[correspondences], posed) * mirror
+    vertices = np.einsum("nb,bni->ni", weights[vertex], posed) * mirror
     # the global pose (ADBench's scale is 1: its pose layout fixes it)
-    vertices = vertices @ angle_axis_rotation(theta[0:3]).T + theta[3:6]
+    return vertices @ angle_axis_rotation(theta[0:3]).T + theta[3:6]
+
+
+def f(x, base_relatives, inverse_base_absolutes, base_positions, weights, mirror, triangles,
+      correspondences, points, us):  # fmt: skip
+    model = (base_relatives, inverse_base_absolutes, base_positions, weights, mirror)
+    if VARIANT == "simple":
+        return (points - skinned(x, *model, correspondences)).reshape(-1)
+    n = points.shape[0]
+    corners = skinned(x[2:], *model, triangles[correspondences].reshape(-1)).reshape(n, 3, 3)
+    u = us + x[:2]  # each point's (u, v), shifted by x's first two
+    vertices = (u[:, 0:1] * corners[:, 0] + u[:, 1:2] * corners[:, 1]
+                + (1.0 - u[:, 0:1] - u[:, 1:2]) * corners[:, 2])  # fmt: skip
     return (points - vertices).reshape(-1)

@@ -31,6 +31,7 @@ FRAMEWORKS = ("torch", "tensorflow", "autograd")
 #: tangent per parameter (4 + 4 + 8 + 2 + 2 + 1 = 21 here)
 SETTINGS = {"mlp_batched": {"N1": 4, "N2": 2}, "mlp_per_sample": {"N1": 4, "N2": 2},
             "llsq": {"M": 4}, "gmm": {"K": 2}, "ode": {"S": 2}, "ba": {"CAMERAS": 2},
+            "lstm": {"LAYERS": 1},
             # derivatives inside: few steps, since each step nests one (eagerly, per op)
             "particle": {"DT": 1.0, "STEPS": 8}, "saddle": {"ITERS": 60}}  # fmt: skip
 N = 3

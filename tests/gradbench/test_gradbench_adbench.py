@@ -4,7 +4,8 @@ The golden outputs (``fixtures/gradbench/golden/{ht,ba}.json``) were recorded fr
 GradBench's ``tools/manual`` (see the README there); each case is that tool's
 answer to one input. Here the catalog models ``ht`` and ``ba`` answer the same
 inputs through ``adlab.catalog.gradbench``: values and derivatives on JAX in
-float64, the values on NumPy too, and ba's Jacobian in its sparse form.
+float64, the values on NumPy too, ht's Jacobian in both GradBench variants (simple,
+complicated) on every framework, and ba's Jacobian in its sparse form.
 
 Internals: the GradBench tool's parts in process (catalog.gradbench's adapters,
 gradbench.jobs' Job and Options, gradbench.tool's Tool): the tool's public face is
@@ -82,11 +83,23 @@ def test_objective_matches_the_reference(name, backend):
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_ht_jacobian_matches_the_reference(mode):
-    (case,) = cases("ht", "jacobian")
-    got = answer("ht", case, mode=mode)
-    n = len(case["input"]["data"]["correspondences"])
-    assert np.shape(got) == (3 * n, len(case["input"]["theta"]))  # rows: residuals, cols: theta
-    assert_same_json(got, case["output"])
+    """Both variants: simple (theta's 26 columns) and complicated (each point's u and v
+    first, then theta's: ADBench's 28)."""
+    jacobians = cases("ht", "jacobian")
+    assert sorted(len(c["input"]["us"]) > 0 for c in jacobians) == [False, True]
+    for case in jacobians:
+        got = answer("ht", case, mode=mode)
+        n = len(case["input"]["data"]["correspondences"])
+        columns = (2 if case["input"]["us"] else 0) + len(case["input"]["theta"])
+        assert np.shape(got) == (3 * n, columns)  # rows: residuals
+        assert_same_json(got, case["output"])
+
+
+@pytest.mark.parametrize("backend", ["torch", "tensorflow", "autograd"])
+def test_ht_both_variants_on_the_other_frameworks(backend):
+    """The same model source, reverse mode, on each framework the tool runs."""
+    for case in cases("ht", "jacobian"):
+        assert_same_json(answer("ht", case, backend=backend), case["output"])
 
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
@@ -149,24 +162,41 @@ def test_ba_colors_are_few_and_do_not_grow_with_n():
     assert colors[0] == colors[1] <= 15
 
 
-def test_ht_refuses_the_complicated_variant_and_another_skeleton():
-    (case,) = cases("ht", "objective")
+def test_ht_refuses_another_skeleton():
+    for case in cases("ht", "objective"):  # both variants
+        other = copy.deepcopy(case["input"])
+        other["data"]["model"]["parents"][2] = 0
+        with pytest.raises(ValueError, match="22-bone hand"):
+            gradbench_eval("ht").inputs(other)
+
+
+def test_ht_variant_follows_the_input():
+    """The complicated variant is the one whose input sends us; the simple one reads
+    neither us nor triangles, so changing them changes nothing there."""
+    simple, complicated = cases("ht", "objective")
     adapter = gradbench_eval("ht")
-    complicated = copy.deepcopy(case["input"])
-    n = len(complicated["data"]["correspondences"])
-    complicated["us"] = [[0.3, 0.3]] * n
-    with pytest.raises(ValueError, match="simple variant only"):
-        adapter.inputs(complicated)
-    other = copy.deepcopy(case["input"])
-    other["data"]["model"]["parents"][2] = 0
-    with pytest.raises(ValueError, match="22-bone hand"):
-        adapter.inputs(other)
+    assert adapter.model(simple["input"]).settings["VARIANT"] == "simple"
+    assert adapter.model(complicated["input"]).settings["VARIANT"] == "complicated"
+    unread = copy.deepcopy(simple["input"])
+    unread["data"]["model"]["triangles"] = [[0, 1, 2]] * 5
+    assert_same_json(answer("ht", {**simple, "input": unread}), simple["output"])
+    moved = copy.deepcopy(complicated["input"])
+    moved["us"] = [[u + 0.1, v] for u, v in moved["us"]]
+    assert not np.allclose(answer("ht", {**complicated, "input": moved}), complicated["output"])
 
 
-def test_ht_setup_makes_a_hand_that_fits_its_points():
-    """setup's points are the posed hand's vertices plus noise of 0.01."""
-    model = adlab.load_model("ht")
+@pytest.mark.parametrize("variant", ["simple", "complicated"])
+def test_ht_setup_makes_a_hand_that_fits_its_points(variant):
+    """setup's points are the posed hand's vertices (or points on its triangles) plus
+    noise of 0.01; the complicated variant's x starts with the two shifts, zero."""
+    model = adlab.load_model("ht", VARIANT=variant)
     args = model.setup(50)
     residuals = model.function("numpy")(*args)
     assert residuals.shape == (150,)
     assert 0.005 < np.std(residuals) < 0.02
+    x, us = args[0], args[-1]
+    if variant == "complicated":
+        assert x.shape == (28,) and list(x[:2]) == [0.0, 0.0]
+        assert np.all(us >= 0) and np.all(us.sum(axis=1) <= 1)
+    else:
+        assert x.shape == (26,)
