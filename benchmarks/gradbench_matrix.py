@@ -54,7 +54,7 @@ def cell(transcript) -> str:
     responses = transcript.responses()
     if summary.undefined:
         why = next((r.get("error") for r in responses if r.get("error")), "")
-        if "runs on" in why or "has no" in why or "cannot" in why:
+        if any(w in why for w in ("does not have", "runs on", "has no", "cannot")):
             return "n/a: " + _short(why)
         return "refused: " + _short(why)
     if "ran past" in problem:
