@@ -3,6 +3,7 @@
 The public surface is re-exported here; implementation modules are private.
 """
 
+from ._vocab import BACKENDS as BACKENDS
 from ._vocab import MODES as MODES
 from ._vocab import SCHEMES as SCHEMES
 from ._vocab import ModelError as ModelError

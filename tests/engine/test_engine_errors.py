@@ -536,8 +536,7 @@ R = adlab.load_model("rosenbrock")
          "scheme must be one of ['central', 'forward', 'g9', 'richardson'], got 'centrl'"),
         ({"precision": "float16"}, "precision must be 'float32' or 'float64', got 'float16'"),
         ({"precision": "double"}, "precision must be 'float32' or 'float64', got 'double'"),
-        ({"backend": "pytorch"}, "backend must be one of ['jax', 'numpy', 'torch', "
-                                 "'tensorflow', 'autograd', 'js'], got 'pytorch'"),
+        ({"backend": "pytorch"}, f"backend must be one of {list(adlab.BACKENDS)}, got 'pytorch'"),
         ({"wrt": 3}, "wrt=3 is out of range: f gets 1 argument(s)"),
         ({"wrt": "x"}, "wrt must be an argument index or a tuple of indices, got 'x'"),
         ({"mode": "complex-step", "step": -1e-20}, "complex-step needs a positive step"),
