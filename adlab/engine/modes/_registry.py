@@ -163,7 +163,8 @@ class Rule:
         if self.name in getattr(backend, "refuses", {}):  # the backend's own reason
             why = (f"cannot run on backend={backend.name!r}, which does not have what it "
                    f"needs: {backend.refuses[self.name]}")
-            other = "use mode 'forward' or 'reverse'"
+            exact = [repr(m) for m in ("forward", "reverse") if m in backend.ad]
+            other = f"use mode {' or '.join(exact or [repr('numeric')])} instead"
         elif self.needs is not None and self.needs not in backend.ad:
             why = f"needs {self.needs}-mode AD, which backend={backend.name!r} does not have"
             other = "use backend='jax' or another framework with it"
