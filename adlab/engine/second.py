@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._vocab import Backend, Composition, Inner, ModelError, Precision
-from .backends import DEFAULT, REFERENCE, get_backend
+from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .derivative import crosscheck, prepare
 from .model.source import Model, normalize_wrt
 from .modes.hessian import NAMES, NESTING_BACKENDS, NotScalar, refusal
@@ -50,8 +50,8 @@ def _check(mode: str, scheme: str, backend: str) -> None:
     if backend not in NESTING_BACKENDS:
         runs = ", ".join(repr(b) for b in NESTING_BACKENDS)
         raise ValueError(
-            f"{mode} scheme {scheme!r} is not available on backend {backend!r}: it has no "
-            f"automatic differentiation to nest; use backend= one of {runs}"
+            f"{mode} scheme {scheme!r} is not available on backend {backend!r}: "
+            f"{facts_of(backend).why_no_nesting}; use backend= one of {runs}"
         )
     why = refusal(scheme, backend, hvp=mode == "hvp" and scheme != "complex-step")
     if why:

@@ -57,6 +57,7 @@ class Facts:
         has_ad: whether it takes derivatives itself (NumPy: no, finite differences only).
         nests: the second-order compositions it runs (``COMPOSITIONS``); () for none.
         why_not_nested: composition -> why it does not run it (each checked in the tests).
+        why_no_nesting: why it runs no composition at all (nests empty), in words.
         profiler: how ``adlab.profile`` reads its operations: "xla" (XLA's compiled
             program, jitted), "torch.profiler" (PyTorch's own operations, eagerly), or None.
         profile_refusal: why it cannot be profiled (profiler None).
@@ -89,6 +90,7 @@ class Facts:
     has_ad: bool = True
     nests: tuple[str, ...] = ()
     why_not_nested: Mapping[str, str] = field(default_factory=_frozen)
+    why_no_nesting: str = "it has no automatic differentiation to nest"
     profiler: str | None = None
     profile_refusal: str | None = None
     sparse: bool = False
@@ -164,9 +166,10 @@ FACTS: dict[str, Facts] = {
         "jax", None, "JavaScript", None, executable="node",
         install="apt-get install -y nodejs",
         description="plain JavaScript on Float64Array, emitted from JAX's programs and run "
-        "in Node; timed from Python for now, so its times include the pipe to Node "
-        "(about 0.1 ms)",
+        "in Node (or the Lab's page), timed there in loops",
         marker="diamond", dash="dashed", traced=True, g9=True,
+        why_no_nesting=("adlab emits first-order programs only (f, its gradient, its JVP); "
+                        "a second derivative would need the gradient's own program emitted"),
         profile_refusal="adlab does not read Node's profiler yet",
     ),
     # the model traced with JAX, its program translated to TF.js operations, run in Node
@@ -178,6 +181,8 @@ FACTS: dict[str, Facts] = {
         how_eager="tf.grad (a tape), eager", marker="star", dash="dotted", traced=True,
         g9=True, profile_refusal="adlab does not read TF.js's profiler yet",
         precisions=("float32",),
+        why_no_nesting=("adlab translates f alone, and TF.js's tf.grad of tf.grad is not "
+                        "offered yet"),
     ),
 }
 
