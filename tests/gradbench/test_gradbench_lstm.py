@@ -8,6 +8,10 @@ adapter (``adlab.catalog.gradbench``), as the GradBench tool answers it.
 
 TensorFlow's forward mode is left to ``tests/engine/test_backends.py`` (against
 JAX's, at 3 characters): eagerly it pushes one tangent per parameter, op by op.
+
+Internals: the GradBench tool's parts in process (catalog.gradbench's adapter,
+gradbench.jobs' Options, gradbench.tool's Tool), as test_gradbench_adbench.py: the tool's
+public face is GradBench's protocol on stdin and stdout.
 """
 
 from __future__ import annotations
