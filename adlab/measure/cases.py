@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._vocab import Record
-from ..engine.backends import BASELINE
+from ..engine.backends import BASELINE, JAVASCRIPT, TFJS
 from .series import Series
 from .sweep import Sweep, bench
 
@@ -72,12 +72,16 @@ CASES: dict[str, Case] = {
                 Series("numeric", scheme="central", backend=BASELINE, label="numpy FD (as G9.js)"),
                 Series("numeric", scheme="central", label="jax FD (jit)"),
                 Series("reverse", label="reverse (jit)"),
-                Series("reverse", jit=False, label="reverse (eager, as tf.grads)"),
+                Series("reverse", jit=False, label="reverse (eager JAX, as tf.grads)"),
+                # the asker's own systems, timed inside Node
+                Series("numeric", scheme="g9", backend=JAVASCRIPT, label="G9.js's differences"),
+                Series("reverse", backend=TFJS, label="tf.grad (TF.js, cpu)"),
+                Series("reverse", backend=JAVASCRIPT, label="reverse (emitted JS)"),
             ),
             look_for=(
                 "In the question, plain finite differences beat the framework's gradient "
                 "below ~100 parameters (fixed per-call overhead), and lost above it (their "
-                "cost grows as n^2)."
+                "cost grows as n^2); G9.js's differences and tf.grad are the asker's own."
             ),
         ),
         Case(
