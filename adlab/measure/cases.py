@@ -145,6 +145,27 @@ CASES: dict[str, Case] = {
                 "than finite differences, and forward mode (one pass) 2x faster than them."
             ),
         ),
+        Case(
+            name="platform",
+            question=5,
+            title="TF.js's backends (cpu, wasm) against the Python frameworks' ways to run",
+            model="normal_logpdf",
+            sizes=(10, 100, 1000, 10000),
+            quick_sizes=(10, 1000),
+            modes=(
+                Series("reverse", backend=TFJS, label="tf.grad (TF.js, cpu)"),
+                Series("reverse", backend=TFJS, device="wasm", label="tf.grad (TF.js, wasm)"),
+                Series("reverse", backend=JAVASCRIPT, label="reverse (emitted JS)"),
+                Series("reverse", label="reverse (jit)"),
+                Series("reverse", jit=False, label="reverse (eager JAX)"),
+                Series("reverse", precision="float32", label="reverse (jit, float32)"),
+            ),
+            look_for=(
+                "In the guide, per-operation overhead rules small models (wasm beats webgl "
+                "there), the first call pays for compiling (each record keeps it apart: "
+                "first_call_s), and precision differs by device (TF.js: float32)."
+            ),
+        ),
     )
 }
 
