@@ -26,6 +26,10 @@ COMBINATIONS: Mapping[str, tuple[str, str]] = {
 #: how many values and derivatives GradBench's descent takes from its eval's input (JAX,
 #: any combination): the tool's estimate of a descent's cost from one call of each
 DESCENT_CALLS: Mapping[str, int] = {"particle": 84, "saddle": 155}
+#: each model's loop, as (setting, fraction): run eagerly, a value of f at that fraction of
+#: its loop, times its inverse, estimates a full one without waiting for it (TensorFlow's
+#: eager particle takes minutes a value)
+LOOPS: Mapping[str, tuple[str, int]] = {"particle": ("STEPS", 20), "saddle": ("ITERS", 10)}
 #: the outer modes a function's first letter can name: AD modes (others, numeric and
 #: complex step, take the outer derivative their own way, whatever the letter)
 AD_MODES = ("forward", "reverse")

@@ -303,7 +303,7 @@ LSTM = GradBenchEval(
 
 # ------------------------------------------------------------ particle and saddle (_nested)
 #: their functions (outer, inner mode), their descent and its cost, for the tool
-COMBINATIONS, DESCENT_CALLS = _nested.COMBINATIONS, _nested.DESCENT_CALLS
+COMBINATIONS, DESCENT_CALLS, LOOPS = _nested.COMBINATIONS, _nested.DESCENT_CALLS, _nested.LOOPS
 combination, multivariate_argmin = _nested.combination, _nested.multivariate_argmin
 ARGMIN = dict.fromkeys(COMBINATIONS, "argmin")
 

@@ -30,6 +30,8 @@ from .jobs import Options, timing
 
 #: seconds of one value of f, by (model, settings, backend, jit, inner), in this process
 VALUE_SECONDS: dict[tuple, float] = {}
+#: those keys whose seconds were estimated from a shorter loop (``LOOPS``), not timed whole
+SCALED: dict[tuple, bool] = {}
 
 
 class ArgminJob:
@@ -57,6 +59,11 @@ class ArgminJob:
         key = (model.name, tuple(sorted(model.settings.items())), options.backend, options.jit,
                inner)  # fmt: skip
         known = VALUE_SECONDS.get(key)
+        if known is None and not get_backend(options.backend).resolve_jit(options.jit):
+            known = self._scaled_value_s(model, args, common)
+            if known is not None:
+                VALUE_SECONDS[key], SCALED[key] = known, True
+        self._scaled = SCALED.get(key, False)
         if known is not None and self._calls * known > options.max_seconds:
             raise ValueError(self._too_slow(known, 0.0))
         t0 = time.perf_counter()
@@ -83,6 +90,18 @@ class ArgminJob:
         self._x0 = np.asarray(args[0], dtype=np.float64)
         self._data = tuple(args[1:])
 
+    def _scaled_value_s(self, model: Model, args: tuple, common: dict) -> float | None:
+        """Eagerly, the seconds of a value of f estimated from a shorter loop (``LOOPS``:
+        the loop's steps cost alike), its second call timed; None for a model without one."""
+        if model.name not in evals.LOOPS:
+            return None
+        setting, fraction = evals.LOOPS[model.name]
+        steps = max(1, int(model.settings[setting]) // fraction)
+        short = prepare(model.with_settings(**{setting: steps}), *args, mode="primal", **common)
+        awaited_call(short, (self._x0,))
+        seconds, _ = awaited_call(short, (self._x0,))
+        return seconds * int(model.settings[setting]) / steps
+
     def _probe(self, p: Any, before_s: float, key: tuple | None = None) -> float:
         """Seconds of one call of ``p`` (f, or its derivative after f's ``before_s``); a
         ValueError if the descent would take past ``max_seconds``. A first call over the
@@ -93,7 +112,8 @@ class ArgminJob:
         if limit < self._calls * (before_s + seconds) <= 3 * limit:
             seconds, _ = awaited_call(p, (self._x0,))
         if key is not None:
-            VALUE_SECONDS[key] = seconds
+            VALUE_SECONDS[key], SCALED[key] = seconds, False
+            self._scaled = False
         if self._calls * (before_s + seconds) > limit:
             raise ValueError(self._too_slow(before_s or seconds, before_s and seconds))
         return seconds
@@ -119,7 +139,12 @@ class ArgminJob:
         jit = "compiled" if get_backend(o.backend).resolve_jit(o.jit) else "eagerly"
         return (
             f"{self._model.name}'s {self._function} ({outer} over {inner}) on {o.backend}, "
-            f"run {jit}: one value of f took {value_s:.3g} s"
+            f"run {jit}: one value of f "
+            + (
+                f"takes about {value_s:.3g} s (timed on a shorter loop)"
+                if self._scaled
+                else f"took {value_s:.3g} s"
+            )
             + (f" and one derivative {derivative_s:.3g} s" if derivative_s else "")
             + f" (each runs the model's loop with a derivative inside every "
             f"step), and GradBench's descent takes about {self._calls} of each: "
