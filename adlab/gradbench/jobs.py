@@ -12,6 +12,7 @@ derivative with its data already converted and on the device.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +80,33 @@ class Options:
         return config
 
 
+#: eager frameworks whose forward mode pushes one tangent at a time: a column's cost in f's
+#: values (TensorFlow's ForwardAccumulator: 15-16x, GradBench's ode at n = 20 and 40)
+FORWARD_COLUMN_COST = {"tensorflow": 16.0}
+
+
+def _forward_in_time(model: Model, args: tuple, o: Options) -> None:
+    """Refuse (ValueError, saying what to do) a forward-mode Jacobian that one tangent per
+    input would take past ``max_seconds`` to build, estimated from one value of f."""
+    cost = FORWARD_COLUMN_COST.get(o.backend)
+    if cost is None or get_backend(o.backend).resolve_jit(o.jit):
+        return
+    f = prepare(model, *args, mode="primal", backend=o.backend, jit=o.jit,
+                precision=o.used_precision)  # fmt: skip
+    awaited_call(f, (args[0],))
+    seconds, _ = awaited_call(f, (args[0],))
+    n = int(np.size(args[0]))
+    estimate = n * cost * seconds
+    if estimate > o.max_seconds:
+        raise ValueError(
+            f"forward mode on {o.backend}, run eagerly, pushes one tangent per input: {n} "
+            f"inputs at about {cost:g}x f's {seconds:.3g} s each, about {estimate:.0f} s for one "
+            f"derivative, past the tool's --max-seconds {o.max_seconds:g}. What to do: run the "
+            f"tool with --mode reverse (one pass), or --backend jax, or allow it with "
+            f"--max-seconds {10 * math.ceil(estimate * 0.15)}"
+        )
+
+
 def _ns(seconds: float) -> int:
     return max(int(round(seconds * 1e9)), 0)
 
@@ -102,6 +130,8 @@ class Job:
         self._first = True
         self._parts: list[tuple[Any, Callable[[tuple], tuple]]] = []
         o = options
+        if kind in ("gradient", "sparse") and o.mode == "forward":
+            _forward_in_time(model, args, o)
         compile_s = prepare_s = 0.0
         for build, arrange in self._plan(kind, model, o):
             start = time.perf_counter()

@@ -82,3 +82,12 @@ def test_numpy_says_its_inner_derivative_is_differences():
     assert "central differences" in start["config"]["inner"]
     jax = Tool(Options(mode="reverse")).respond({"id": 0, "kind": "start"})
     assert "inner" not in jax["config"]
+
+
+def test_an_eager_forward_jacobian_past_max_seconds_is_refused_saying_what_to_do():
+    case = golden("lse")[1]  # a gradient: one tangent per input on TensorFlow, eagerly
+    tool = Tool(Options(mode="forward", backend="tensorflow", max_seconds=1e-6))
+    r = respond(tool, "lse", case["function"], case["input"])
+    assert r["success"] is False and "output" not in r
+    assert "pushes one tangent per input" in r["error"]
+    assert "What to do: run the tool with --mode reverse" in r["error"]
