@@ -186,9 +186,9 @@ def llsq_input(n=16, m=4, **extra):
 
 
 def test_define_of_an_eval_adlab_has_no_model_for_is_refused_with_a_reason(tool):
-    response = tool.respond({"id": 7, "kind": "define", "module": "saddle"})
+    response = tool.respond({"id": 7, "kind": "define", "module": "no_such_eval"})
     assert response["id"] == 7 and response["success"] is False
-    assert "saddle" in response["error"] and "llsq" in response["error"]
+    assert "no_such_eval" in response["error"] and "llsq" in response["error"]
 
 
 def test_define_a_mode_the_backend_cannot_run_is_refused_with_a_reason():
