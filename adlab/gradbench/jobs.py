@@ -80,15 +80,10 @@ class Options:
         return config
 
 
-#: eager frameworks whose forward mode pushes one tangent at a time: a column's cost in f's
-#: values (TensorFlow's ForwardAccumulator: 15-16x, GradBench's ode at n = 20 and 40)
-FORWARD_COLUMN_COST = {"tensorflow": 16.0}
-
-
 def _forward_in_time(model: Model, args: tuple, o: Options) -> None:
     """Refuse (ValueError, saying what to do) a forward-mode Jacobian that one tangent per
     input would take past ``max_seconds`` to build, estimated from one value of f."""
-    cost = FORWARD_COLUMN_COST.get(o.backend)
+    cost = KNOWN[o.backend].forward_column_cost  # a framework's facts
     if cost is None or get_backend(o.backend).resolve_jit(o.jit):
         return
     f = prepare(model, *args, mode="primal", backend=o.backend, jit=o.jit,

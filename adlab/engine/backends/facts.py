@@ -73,6 +73,8 @@ class Facts:
             traces or batches, how it does that in words), or None.
         precisions: the precisions it computes in, the one a call that names none
             runs in first (TF.js: float32 only).
+        forward_column_cost: eagerly, a forward-mode Jacobian's cost per input in f's
+            values where it pushes one tangent at a time (None: batched, or compiled).
     """
 
     package: str
@@ -103,6 +105,7 @@ class Facts:
     aliases: tuple[str, ...] = ()
     traces_with: tuple[str, str] | None = None
     precisions: tuple[str, ...] = ("float64", "float32")
+    forward_column_cost: float | None = None
 
     def how(self, jit: bool) -> str | None:
         """How it runs a derivative, jitted or not, in a few words; None if it cannot."""
@@ -153,6 +156,7 @@ FACTS: dict[str, Facts] = {
         own_namespace=True, imports=("tensorflow",), aliases=("tf", "tnp"),
         traces_with=("as a Python `bool` is not allowed",
                      "TensorFlow traces f into a graph here"),
+        forward_column_cost=16.0,  # ForwardAccumulator: 15-16x f (ode, n = 20 and 40)
     ),  # fmt: skip
     "autograd": Facts(
         "autograd", "autograd", "autograd", None,
