@@ -164,6 +164,7 @@ FACTS: dict[str, Facts] = {
         how_eager="tape over NumPy", marker="hex", dash="dotted", nests=COMPOSITIONS,
         profile_refusal="autograd runs NumPy, whose operations no profiler names",
         own_namespace=True, imports=("autograd",), aliases=("anp",),
+        forward_column_cost=11.0,  # make_jvp, one unit tangent each: 10-11x f (ode, n = 40, 80)
     ),
     # the model traced with JAX, its programs emitted as JavaScript and run in Node
     "js": Facts(
