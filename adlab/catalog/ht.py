@@ -122,12 +122,15 @@ def skinned(theta, base_relatives, inverse_base_absolutes, base_positions, weigh
     for i, parent in enumerate(PARENTS):
         absolutes.append(relatives[i] if parent < 0 else absolutes[parent] @ relatives[i])
     transforms = np.stack(absolutes) @ inverse_base_absolutes
-    # skinning: a vertex is the weighted sum of where each bone takes it. Each is
-    # skinned on its own, so only the corresponded ones are (ADBench skins all V,
-    # then picks): the same residuals, without V / n times the work.
-    seen = base_positions[vertex]
+    # skinning: a vertex is the weighted sum of where each bone takes it. Each vertex is
+    # skinned on its own, so where fewer vertices are asked for than the hand has, only
+    # those are (ADBench skins all V, then picks): the same residuals, with less work.
+    # Where more are asked for (a vertex asked for many times), all V are, then picked.
+    few = vertex.shape[0] < base_positions.shape[0]
+    seen = base_positions[vertex] if few else base_positions
     posed = np.einsum("bij,nj->bni", transforms[:, :3, :], seen)
-    vertices = np.einsum("nb,bni->ni", weights[vertex], posed) * mirror
+    vertices = np.einsum("nb,bni->ni", weights[vertex] if few else weights, posed) * mirror
+    vertices = vertices if few else vertices[vertex]
     # the global pose (ADBench's scale is 1: its pose layout fixes it)
     return vertices @ angle_axis_rotation(theta[0:3]).T + theta[3:6]
 

@@ -185,6 +185,18 @@ def test_ht_variant_follows_the_input():
     assert not np.allclose(answer("ht", {**complicated, "input": moved}), complicated["output"])
 
 
+def test_ht_answers_alike_whether_it_skins_the_points_or_the_whole_hand():
+    """The fixtures' hands are cut to the vertices their points use, so the model skins
+    the whole hand and picks; with unused vertices beside them it skins only those
+    asked for. The residuals are the same either way."""
+    for case in cases("ht", "objective") + cases("ht", "jacobian"):
+        padded = copy.deepcopy(case)
+        hand = padded["input"]["data"]["model"]
+        hand["base_positions"] += [[0.5, 0.5, 0.5, 1.0]] * 200
+        hand["weights"] += [[1.0 / 22] * 22] * 200
+        assert_same_json(answer("ht", padded), case["output"])
+
+
 @pytest.mark.parametrize("variant", ["simple", "complicated"])
 def test_ht_setup_makes_a_hand_that_fits_its_points(variant):
     """setup's points are the posed hand's vertices (or points on its triangles) plus
