@@ -27,7 +27,7 @@ Per-call times come from ``timeit`` (loops chosen by ``autorange`` on the
 hand-written call), several repeats interleaved, the order rotated each
 round, so that drift in machine load hits all alike; we report medians of the
 paired ratios. TensorFlow's NumPy promotion and slicing are on inside adlab's
-calls only (``backends/tensorflow.py``): the hand-written versions run with
+calls only (``backends/tensorflow/``): the hand-written versions run with
 TensorFlow's own rules, as its users' code does.
 
 Run: ``python benchmarks/framework_overhead.py [--repeats 21] [--clock cpu]

@@ -269,8 +269,9 @@ def _exports(init: Path) -> set[str]:
                    else [node.target] if isinstance(node, ast.AnnAssign) else [])  # fmt: skip
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             return set(ast.literal_eval(node.value))
-        found.update(t.id for t in targets if isinstance(t, ast.Name))
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        # a private name an __init__ defines is not exported (``import *`` leaves it too)
+        found.update(t.id for t in targets if isinstance(t, ast.Name) and not _private(t.id))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not _private(node.name):
             found.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found.update(a.asname for a in node.names if a.asname == a.name.rpartition(".")[2])

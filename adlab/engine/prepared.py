@@ -259,7 +259,7 @@ class Prepared:
         """XLA's analysis of the compiled derivative, PyTorch's count of its matrix
         products, or None (JAX not jitted, or a framework with neither).
 
-        PyTorch (``backends/torch_flops``): ``flops`` from ``FlopCounterMode``, which
+        PyTorch (``backends/torch/flops``): ``flops`` from ``FlopCounterMode``, which
         counts matrix products, convolutions and attention only, and ``counter``
         saying so; the derivative is run once more, eagerly, to count it.
 

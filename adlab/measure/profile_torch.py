@@ -7,7 +7,7 @@ PyTorch with nothing counted twice. An operation that ``FlopCounterMode``
 counts keeps the time of the operations it calls (``aten::mv`` runs as
 ``aten::addmv_``), so its flops and its time are of the same work.
 
-Flops are ``FlopCounterMode``'s (``engine.backends.torch_flops``): matrix
+Flops are ``FlopCounterMode``'s (``engine.backends.torch.flops``): matrix
 products only. Every other operation's flops are NaN, not counted (a tanh
 does arithmetic that no counter here sees), so it never reads as "slow" for
 want of flops. PyTorch does not count the bytes an operation reads and
@@ -32,7 +32,7 @@ def torch_ops(fn: Callable, args: tuple, calls: int) -> list[OpCost]:
     """Each operation's CPU time per call over ``calls`` calls of ``fn(*args)``, longest first."""
     from torch.profiler import ProfilerActivity, profile
 
-    from ..engine.backends.torch_flops import flops_by_op
+    from ..engine.backends.torch.flops import flops_by_op
 
     flops = flops_by_op(lambda x: fn(x, *args[1:]), args[0])
     with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -205,7 +205,7 @@ def test_compiled_with_the_frameworks_compiler(backend):
     assert p.jit and p.compile_s > 0
     # no XLA analysis outside JAX; PyTorch counts matrix products only, and there are
     # none here: not counted (None, and the counter says why), never a count of zero
-    from adlab.engine.backends.torch_flops import NOT_COUNTED  # imports torch: here only
+    from adlab.engine.backends.torch.flops import NOT_COUNTED  # imports torch: here only
 
     assert p.cost() == ({"flops": None, "counter": NOT_COUNTED} if backend == "torch" else None)
     ref = want("normal_logpdf", "float64")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 import adlab
-from adlab.engine.backends.torch_flops import COUNTER
+from adlab.engine.backends.torch.flops import COUNTER
 from adlab.measure.point import XLA_COUNTER
 
 SOURCE = """
@@ -67,7 +67,7 @@ def test_records_carry_the_counts_their_ratio_and_which_counter(model):
 
 
 def test_a_call_that_fails_gives_no_count():
-    from adlab.engine.backends.torch_flops import count_flops
+    from adlab.engine.backends.torch.flops import count_flops
 
     def fails(x):
         raise MemoryError("as jacfwd of a large net under the counter")
@@ -80,7 +80,7 @@ def test_a_count_past_its_time_limit_is_given_up():
     can take many times its call, so a sweep's count has a time limit."""
     import torch
 
-    from adlab.engine.backends.torch_flops import count_flops
+    from adlab.engine.backends.torch.flops import count_flops
 
     a = torch.ones((4, 4), dtype=torch.float64)
 
@@ -94,7 +94,7 @@ def test_a_count_past_its_time_limit_is_given_up():
 def test_a_model_with_no_matrix_product_is_not_counted_not_free():
     """normal_logpdf is elementwise: FlopCounterMode counts nothing it knows. The record
     says so (flops None, the counter's reason), and the report reads "not counted", not 0."""
-    from adlab.engine.backends.torch_flops import NOT_COUNTED
+    from adlab.engine.backends.torch.flops import NOT_COUNTED
     from adlab.report import format_records
 
     m = adlab.load_model("normal_logpdf")

@@ -18,7 +18,7 @@ import pytest
 from _engine_hand import wide_moments
 
 import adlab
-from adlab.engine.backends._jax_batch import CHUNK, jax_batch, n_chunks
+from adlab.engine.backends.jax.batch import CHUNK, jax_batch, n_chunks
 
 WIDE = adlab.load_model("wide_moments")
 NORMAL = adlab.load_model("normal_logpdf")

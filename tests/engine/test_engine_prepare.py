@@ -436,7 +436,7 @@ def test_bound_data_is_not_folded_into_the_program():
 
 
 def test_large_bound_arguments_are_passed_not_held(monkeypatch):
-    from adlab.engine.backends import _jax_call
+    from adlab.engine.backends.jax import call as _jax_call
 
     monkeypatch.setattr(_jax_call, "HOLD_MAX_BYTES", 0)
     theta, data = NORMAL.setup(6)

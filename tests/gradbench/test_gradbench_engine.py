@@ -4,7 +4,7 @@ Oracles: the same model written with a plain Python loop (unrolled by jit),
 JAX's reverse mode, and hand-derived softmax gradients.
 
 Internals: the limits met inside forward mode's chunks: JAX's chunked jacfwd
-(backends.jax_forward: jacfwd, COPIES) and the memory check's budget (programs.memory:
+(backends.jax.forward: jacfwd, COPIES) and the memory check's budget (programs.memory:
 CHUNK_BUDGET, check_work), lowered to reach the chunked path at small sizes; none is public.
 """
 
@@ -216,7 +216,7 @@ def test_forward_mode_computes_a_40000_input_gradient_in_chunks(monkeypatch):
 
 def test_chunks_give_jacfwd_columns_exactly(monkeypatch):
     """A vector f, x a matrix, chunks of 3 columns (the last one padded): jax.jacfwd's."""
-    from adlab.engine.backends import jax_forward
+    from adlab.engine.backends.jax import forward as jax_forward
     from adlab.engine.model import precision_scope
 
     def f(x, a):

@@ -1,4 +1,4 @@
-"""The frameworks a model runs on, one file each; see ``base`` for what a backend is."""
+"""The frameworks a model runs on, one folder each, and each one's entry of facts (``facts``)."""
 
 from ._registry import (
     KNOWN,

@@ -1,9 +1,9 @@
 """The backends: which frameworks adlab knows, whether they are installed, and loading one.
 
-A framework's file (``adlab/engine/backends/<name>.py``) is imported the first
+A framework's folder (``adlab/engine/backends/<name>/``) is imported the first
 time it is used, so ``import adlab`` imports no framework but JAX and NumPy,
 and a framework that is not installed costs nothing until a variant names it.
-Adding a framework is its file, its entry in ``facts.FACTS`` and its name in
+Adding a framework is its folder, its entry in ``facts.FACTS`` and its name in
 ``adlab._vocab.BACKENDS``.
 """
 

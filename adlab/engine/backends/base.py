@@ -9,7 +9,7 @@ through ``Backend.program``, so the timed call does nothing else.
 
 This base class is the framework-free part: the call path of the frameworks
 that run eagerly by default (PyTorch, TensorFlow, autograd, NumPy). JAX's
-call path, built around ``jax.jit``, is its own (``backends/jax.py``).
+call path, built around ``jax.jit``, is its own (``backends/jax/``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """One entry of facts per framework: what the Lab, tutorials, plots, CLI and engine read of it.
 
 Everything here can be said without importing the framework. Outside
-``adlab/engine/backends/`` no module spells a framework's name in code: it reads
-an entry (``FACTS[name].label``), a fact that picks frameworks (``sparse``,
-``profiler``, ``nests``...), or one of the names below (``DEFAULT``,
-``REFERENCE``, ``BASELINE``). Adding a framework is its folder under
-``backends/``, its entry here and its tests.
+``adlab/engine/backends/`` a module does not spell a framework's name in code
+(``tests/test_structure.py`` counts the few that do): it reads an entry
+(``FACTS[name].label``), a fact that picks frameworks (``sparse``, ``profiler``,
+``nests``...), or one of the names below (``DEFAULT``, ``REFERENCE``, ``BASELINE``,
+``JAVASCRIPT``, ``TFJS``). Adding a framework is its folder under ``backends/``,
+its entry here and its tests.
 """
 
 from __future__ import annotations

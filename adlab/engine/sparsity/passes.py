@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..backends.jax_forward import column_bytes
+from ..backends.jax.forward import column_bytes
 from ..model.precision import precision_scope
 from ..programs import memory
 from ..programs.jaxpr import equations

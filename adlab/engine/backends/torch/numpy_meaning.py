@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._detach import Guard
+from .._detach import Guard
 
 #: NumPy's functions of two arrays whose PyTorch namesake refuses a Python number
 #: in some position (checked against PyTorch 2.x); NumPy's ``equal`` is PyTorch's ``eq``

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .base import with_arg
+from ..base import with_arg
 
 #: Batches of up to this many elements (points x coordinates) are built by a
 #: scatter into copies of x; larger ones by one elementwise select that XLA

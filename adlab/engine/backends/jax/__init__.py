@@ -2,7 +2,7 @@
 
 ``np`` is ``jax.numpy`` itself. Reverse mode is ``jax.grad`` / ``jax.jacrev``,
 forward mode ``jax.jacfwd``; perturbed points are evaluated by ``jax.vmap``
-(``_jax_batch``); ``jit`` is ``jax.jit``, and the call path (``_jax_call``)
+(``batch``); ``jit`` is ``jax.jit``, and the call path (``call``)
 calls the compiled program's own C++ call. Precision is JAX's x64 state, set
 per call (``adlab.engine.model.precision``), never globally.
 """
@@ -17,9 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.precision import precision_scope
-from . import _jax_batch, _jax_call, _loops, _namespace, _numpy_meaning, jax_forward, special
-from .base import Backend, NotAnArray, Program
+from ...model.precision import precision_scope
+from .. import _loops, _namespace, _numpy_meaning, special
+from ..base import Backend, NotAnArray, Program
+from . import batch as _jax_batch
+from . import call as _jax_call
+from . import forward as jax_forward
 
 
 def _map(fn: Callable, xs: Any) -> Any:
@@ -59,7 +62,7 @@ def _np() -> Any:
 class JaxBackend(Backend):
     name = "jax"
     xla_costs = True
-    chunked_forward = True  # forward mode's tangents in chunks that fit (jax_forward)
+    chunked_forward = True  # forward mode's tangents in chunks that fit (forward.py)
     xp = jnp
 
     def environment(self) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _namespace
-from ._loops import python_loops
-from .base import Backend
-from .special import special_functions
+from .. import _namespace
+from .._loops import python_loops
+from ..base import Backend
+from ..special import special_functions
 
 
 def numpy_batch(f: Callable, args: Sequence[Any], i: int, coords: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _startup
+from .. import _startup
 
 _startup.before_tensorflow()  # Triton first (a crash otherwise), C++ log level: see there
 import tensorflow as tf  # noqa: E402
@@ -48,11 +48,11 @@ import tensorflow.experimental.numpy as tnp  # noqa: E402
 from tensorflow.python import pywrap_tfe  # noqa: E402 - _carries
 from tensorflow.python.framework import ops as _ops  # noqa: E402 - numpy_behaviour's globals
 
-from ..model.args import wrt_indices  # noqa: E402
-from . import _detach, _namespace, _numpy_meaning  # noqa: E402
-from ._loops import python_loops  # noqa: E402
-from .base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
-from .special import special_functions  # noqa: E402
+from ...model.args import wrt_indices  # noqa: E402
+from .. import _detach, _namespace, _numpy_meaning  # noqa: E402
+from .._loops import python_loops  # noqa: E402
+from ..base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
+from ..special import special_functions  # noqa: E402
 
 _BEFORE = (_ops.get_dtype_conversion_mode(), _ops._numpy_style_slicing)
 tnp.experimental_enable_numpy_behavior()  # Tensor's NumPy methods, for the process

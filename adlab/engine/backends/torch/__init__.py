@@ -16,7 +16,7 @@ Reverse mode is ``torch.autograd.grad`` (as its users write it) for a scalar f
 and ``torch.func.jacrev`` for a Jacobian; forward mode ``torch.func.jacfwd``;
 perturbed points are evaluated by ``torch.func.vmap``. ``jit`` is
 ``torch.compile``, whose first call is the compile. ``Prepared.cost()`` is
-``FlopCounterMode``'s count of matrix products (``torch_flops``).
+``FlopCounterMode``'s count of matrix products (``flops``).
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ import array_api_compat.torch as xt
 import numpy as np
 import torch
 
-from ..model.args import wrt_indices
-from . import _namespace, _numpy_meaning, _startup, _torch_numpy
-from ._loops import python_loops
-from .base import Backend, batch_or_loop, tree_map, with_arg
-from .special import special_functions
-from .torch_flops import count_flops
+from ...model.args import wrt_indices
+from .. import _namespace, _numpy_meaning, _startup
+from .._loops import python_loops
+from ..base import Backend, batch_or_loop, tree_map, with_arg
+from ..special import special_functions
+from . import numpy_meaning as _torch_numpy
+from .flops import count_flops
 
 _startup.triton_first()  # so that a later `import tensorflow` cannot crash torch.compile
 
@@ -82,7 +83,7 @@ _DROP = ("transpose",)
 
 
 def _numpy_like(dtype: torch.dtype, device: torch.device) -> dict[str, Any]:
-    """NumPy's functions that take numbers and lists beside tensors (``_torch_numpy``)."""
+    """NumPy's functions that take numbers and lists beside tensors (``numpy_meaning``)."""
     beside = {name: getattr(torch, name) for name in _torch_numpy.BINARY}
     beside["equal"] = torch.eq  # torch.equal: whether two tensors are equal, one bool
     array = _torch_numpy.array_maker(_dtype, dtype, device)
@@ -250,7 +251,7 @@ class TorchBackend(Backend):
             warnings.simplefilter("ignore", FutureWarning)
             prog = super().program(built, inputs, args, jit=jit, precision=precision,
                                    guard=guard)  # fmt: skip
-        # counted on the eager function, once, when asked for (see torch_flops)
+        # counted on the eager function, once, when asked for (see flops.py)
         eager = self._bind(built.fn, inputs[1:])
         prog.cost = functools.cache(lambda: count_flops(eager, inputs[0]))
         return prog

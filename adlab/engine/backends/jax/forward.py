@@ -19,10 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.args import wrt_indices
-from ..model.userline import TRACER_ERRORS
-from ..programs import memory
-from .base import with_arg
+from ...model.args import wrt_indices
+from ...model.userline import TRACER_ERRORS
+from ...programs import memory
+from ..base import with_arg
 
 #: a column holds f's largest value about this many times (primal, tangent, work)
 COPIES = 4

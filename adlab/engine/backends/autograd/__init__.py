@@ -19,12 +19,12 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.differential_operators import make_jvp, make_vjp
 
-from ..model.args import wrt_indices
-from . import _namespace, _numpy_meaning
-from ._loops import python_loops
-from .base import Backend
-from .numpy import numpy_batch
-from .special import special_functions
+from ...model.args import wrt_indices
+from .. import _namespace, _numpy_meaning
+from .._loops import python_loops
+from ..base import Backend
+from ..numpy import numpy_batch
+from ..special import special_functions
 
 
 def _svdvals(a: Any) -> Any:
