@@ -366,7 +366,7 @@ def test_the_check_sees_a_test_reaching_in(tmp_path):
         "import adlab.measure.timing\nfrom adlab.measure.timing import Stopwatch\n"
         "from adlab.measure import _hidden\nfrom adlab._vocab import _X\n"
         "def test(monkeypatch):\n    monkeypatch.setattr('adlab.measure.timing.measure', 1)\n"
-        "    adlab.measure.timing.summarize\n"
+        "    adlab.measure.timing.summarize\n    adlab.cli._demo\n"
     )
     (tmp_path / "_helper.py").write_text(
         '"""A helper.\n\nInternals: its stopwatch.\n"""\n'
@@ -381,6 +381,7 @@ def test_the_check_sees_a_test_reaching_in(tmp_path):
             "4: the private name adlab._vocab._X",
             "6: the implementation module adlab.measure.timing",
             "7: the implementation module adlab.measure.timing",
+            "8: adlab.cli._demo, which adlab.cli does not export",
         ],
         "test_stale.py": ["an Internals: line, and nothing internal"],
     }

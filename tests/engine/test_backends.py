@@ -9,7 +9,7 @@ primitive shows here as a derivative off by more than the method's tolerance
 (``_engine_hand.tolerance``, as for JAX). Sizes are small: each framework's
 eager calls cost tens of microseconds to milliseconds apiece.
 
-Internals: PyTorch's counter says why it counted nothing (torch_flops.NOT_COUNTED): the
+Internals: PyTorch's counter says why it counted nothing (torch.flops.NOT_COUNTED): the
 record carries that text, and the test compares it to its one home.
 """
 

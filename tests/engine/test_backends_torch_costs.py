@@ -9,7 +9,7 @@ multiply-add, so with x of n, X of (2n, n) and W of (3, 2n):
   (4n^2) and W^T g (12n); the dot's pull-back is 2 s g, elementwise, and X and
   W are data: 8n^2 + 24n + 6.
 
-Internals: PyTorch's flop counter itself (torch_flops: count_flops, COUNTER, NOT_COUNTED)
+Internals: PyTorch's flop counter itself (torch.flops: count_flops, COUNTER, NOT_COUNTED)
 against counts made by hand, and the XLA counter's name (measure.point.XLA_COUNTER) that
 records carry; the public face is p.cost() and the records.
 """

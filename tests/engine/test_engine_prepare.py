@@ -1,7 +1,7 @@
 """``prepare``: reusable, costed, per-call precision; and the model's options.
 
 Internals: one test lowers the JAX call's size limit for arguments held in the program (the
-JAX backend's _jax_call.HOLD_MAX_BYTES) to see a large argument passed instead of held.
+JAX backend's call.HOLD_MAX_BYTES) to see a large argument passed instead of held.
 """
 
 from __future__ import annotations
