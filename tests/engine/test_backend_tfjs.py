@@ -21,7 +21,8 @@ from adlab.engine.backends import get_backend, installed
 pytestmark = pytest.mark.skipif(not installed("tfjs"), reason="Node.js is not installed")
 
 MODELS = ["normal_logpdf", "g9_graphics", "rosenbrock", "mlp_batched", "gaussian_residual",
-          "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse", "gmm"]  # fmt: skip
+          "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse", "gmm",
+          "ba", "det", "kmeans"]  # fmt: skip
 SMALL = {"mlp_batched": {"N1": 12, "N2": 4}}
 N = 6
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,6 +128,31 @@ def test_a_vector_fs_jacobian_is_one_tf_grad_per_row():
     exact = _value(m, args, "reverse", "jax", precision="float64")
     got = _value(m, args, "reverse", "tfjs")
     assert got.shape == (N, N) and _rel(got, exact) < 1e-5
+
+
+@pytest.mark.parametrize("variant", ["simple", "complicated"])
+def test_hts_jacobian_is_jaxs(variant):
+    """ht's pose guard (|r|^2 < 1e-8 picks the identity) is a comparison on x: TF.js has
+    no gradient for it, and its refusal once came back as an all-zero Jacobian."""
+    m = load_model("ht", VARIANT=variant, V=20)
+    args = m.setup(4)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs")
+    assert got.shape == exact.shape and _rel(got, exact) < 1e-5
+
+
+def test_comparisons_and_casts_to_integers_have_jaxs_zero_derivative():
+    """A comparison or an integer cast on x contributes nothing to the derivative (JAX's
+    rule): TF.js has no gradient for the one, and passes the other's straight through."""
+    src = ("def setup(n, rng):\n    return (rng.uniform(0.1, 2.0, size=n),)\n\n\n"
+           "def f(x):\n    big = np.logical_and(x > 0.5, x != 1.5)\n"
+           "    steps = (3 * x).astype(np.int32).astype(x.dtype)\n"
+           "    return np.sum(np.where(big, x ** 2, -x) + x * steps)\n")  # fmt: skip
+    m = adlab.Model.from_source(src, name="picks")
+    args = m.setup(N)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs")
+    assert _rel(got, exact) < 1e-5, (got, exact)
 
 
 def test_repeated_calls_leave_no_tensor_behind():

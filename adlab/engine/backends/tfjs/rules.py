@@ -141,7 +141,11 @@ def _clamp(t: Translation, eqn: Any, ins: list[Val]) -> str:
 @rule("convert_element_type")
 def _convert(t: Translation, eqn: Any, ins: list[Val]) -> Any:
     new = tf_dtype(eqn.params["new_dtype"])
-    return ins[0] if new == ins[0].dtype else f"tf.cast({ins[0].name}, {new!r})"
+    if new == ins[0].dtype:
+        return ins[0]
+    if ins[0].dtype == "float32":  # to integers: TF.js's cast passes the gradient through,
+        return f"tf.cast(H.stop({ins[0].name}), {new!r})"  # JAX's is zero
+    return f"tf.cast({ins[0].name}, {new!r})"
 
 
 @rule("stop_gradient")

@@ -29,7 +29,28 @@
     // tf.stopGradient does not exist: the identity whose gradient is zero
     const stopFloat = tf.customGrad((x) => ({ value: tf.clone(x), gradFunc: (dy) => [tf.zerosLike(dy)] }));
     H = { stop: (x) => (x.dtype === "float32" ? stopFloat(x) : x) };
+    zeroGradients();
     return tf;
+  }
+
+  // TF.js 4.22 has no gradient for these (comparisons and logic: their outputs are bool).
+  // Where one lies on a path from x to f (x < 1e-8 choosing an output, as ht's guard),
+  // tf.grad throws "gradient function not found"; their derivative is zero, as JAX's.
+  const NO_GRADIENT = {
+    Less: ["a", "b"], LessEqual: ["a", "b"], Greater: ["a", "b"], Equal: ["a", "b"],
+    NotEqual: ["a", "b"], LogicalAnd: ["a", "b"], LogicalOr: ["a", "b"], LogicalNot: ["x"],
+    All: ["x"], Any: ["x"],
+  };
+
+  function zeroGradients() {
+    for (const [kernelName, inputs] of Object.entries(NO_GRADIENT)) {
+      if (tf.getGradient(kernelName) != null) continue; // a later TF.js has its own
+      tf.registerGradient({
+        kernelName, inputsToSave: inputs,
+        gradFunc: (dy, saved) => Object.fromEntries(
+          inputs.map((name, k) => [name, () => tf.zeros(saved[k].shape, "float32")])),
+      });
+    }
   }
 
   function decode64(text) {
@@ -93,12 +114,14 @@
     };
   }
 
-  // TF.js refuses the gradient of an f that does not depend on x: it is zero
+  // TF.js refuses the gradient of an f that does not depend on x: it is zero. Only that
+  // refusal: "Cannot compute gradient: gradient function not found for <op>" is an
+  // operation TF.js cannot differentiate, and a zero there would be a wrong number
   function gradOrZero(g, x, dy) {
     try {
       return dy === undefined ? g(x) : g(x, dy);
     } catch (err) {
-      if (/Cannot compute gradient/.test(String(err && err.message))) return tf.zerosLike(x);
+      if (/Cannot compute gradient of y=f\(x\)/.test(String(err && err.message))) return tf.zerosLike(x);
       throw err;
     }
   }
