@@ -155,6 +155,20 @@ def test_comparisons_and_casts_to_integers_have_jaxs_zero_derivative():
     assert _rel(got, exact) < 1e-5, (got, exact)
 
 
+@pytest.mark.parametrize("device", ["cpu", "wasm"])
+def test_products_differentiate(device):
+    """np.prod's gradient in TF.js calls tensor methods (x.reshape), which core leaves out
+    unless the bundle registers its chained ops: without them it raised in JavaScript."""
+    src = ("def setup(n, rng):\n    return (rng.uniform(0.5, 1.5, size=n),)\n\n\n"
+           "def f(x):\n    return np.prod(x) + np.sum(np.prod(np.reshape(x[:4], (2, 2)), "
+           "axis=0))\n")  # fmt: skip
+    m = adlab.Model.from_source(src, name="products")
+    args = m.setup(5)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs", device=device)
+    assert _rel(got, exact) < 1e-5, (got, exact)
+
+
 def test_repeated_calls_leave_no_tensor_behind():
     backend = get_backend("tfjs")
     for device in ("cpu", "wasm"):

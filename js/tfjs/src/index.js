@@ -4,6 +4,9 @@
 // a page. `tf.adlabDevice(name)` selects a backend and waits until it is ready.
 import * as core from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-core/dist/register_all_gradients";
+// tensor methods (x.reshape(...)): some gradients call them (Prod's), and core alone
+// leaves them out
+import "@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops";
 import "@tensorflow/tfjs-backend-cpu";
 import "@tensorflow/tfjs-backend-webgl";
 import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm";
