@@ -1,4 +1,5 @@
-"""The caches of compiled programs: JAX's persistent cache (adlab.engine.programs.jax_cache) and adlab's
+"""The caches of compiled programs: JAX's persistent cache (adlab.engine.programs.jax_cache)
+and adlab's
 own (adlab.engine.programs.store): on by default, off on request, a user's own JAX cache
 left alone.
 

@@ -1,4 +1,5 @@
-"""Which selection front reverse mode takes (``adlab.engine.sparsity.front._fewest_colors``): the one
+"""Which selection front reverse mode takes (``adlab.engine.sparsity.front._fewest_colors``):
+the one
 whose J_g rows take the fewest colors, then the fewest entries, then the first; a front's
 rows are colored only where their lower bound leaves it a chance.
 

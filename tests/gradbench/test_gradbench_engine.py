@@ -226,7 +226,8 @@ def test_chunks_give_jacfwd_columns_exactly(monkeypatch):
     with precision_scope("float64"):
         want = jax.jacfwd(f)(x, a)
         # a column's estimate is COPIES x 10 floats (x is f's largest value): 3 fit
-        monkeypatch.setattr(adlab.engine.programs.memory, "CHUNK_BUDGET", 3 * 8 * 10 * jax_forward.COPIES)
+        budget = 3 * 8 * 10 * jax_forward.COPIES
+        monkeypatch.setattr(adlab.engine.programs.memory, "CHUNK_BUDGET", budget)
         got = jax_forward.jacfwd(f, 0)(x, a)
     np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
 

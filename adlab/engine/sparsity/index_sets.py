@@ -1,4 +1,5 @@
-"""Index sets through one primitive: the rules ``adlab.engine.sparsity.pattern`` walks a program with.
+"""Index sets through one primitive: the rules ``adlab.engine.sparsity.pattern`` walks a
+program with.
 
 A pattern is a boolean ``scipy.sparse.csr_array`` with one row per entry of a
 variable and one column per input: the inputs that entry depends on. None
