@@ -82,20 +82,28 @@ class Options:
 
 def _forward_in_time(model: Model, args: tuple, o: Options) -> None:
     """Refuse (ValueError, saying what to do) a forward-mode Jacobian that one tangent per
-    input would take past ``max_seconds`` to build, estimated from one value of f."""
-    cost = KNOWN[o.backend].forward_column_cost  # a framework's facts
-    if cost is None or get_backend(o.backend).resolve_jit(o.jit):
+    input would take past ``max_seconds`` to build, estimated from one tangent's pass.
+
+    Timed, not predicted from f's value: a pass's cost over f's differs by model (lstm's
+    scan on autograd took far more than the ~11x f seen on ode, and ran past the session).
+    """
+    if KNOWN[o.backend].forward_column_cost is None or get_backend(o.backend).resolve_jit(o.jit):
         return
-    f = prepare(model, *args, mode="primal", backend=o.backend, jit=o.jit,
-                precision=o.used_precision)  # fmt: skip
-    awaited_call(f, (args[0],))
-    seconds, _ = awaited_call(f, (args[0],))
+    impl = get_backend(o.backend)
+    held = impl.convert(tuple(args), o.used_precision)
+    f = model.function(o.backend, o.used_precision)
+    tangent = np.zeros(np.shape(args[0]))
+    tangent.flat[0] = 1.0
+    (v,) = impl.convert((tangent,), o.used_precision)
+    start = time.perf_counter()
+    impl.pushforward(lambda x: f(x, *held[1:]), held[0], v)
+    seconds = time.perf_counter() - start
     n = int(np.size(args[0]))
-    estimate = n * cost * seconds
+    estimate = n * seconds
     if estimate > o.max_seconds:
         raise ValueError(
             f"forward mode on {o.backend}, run eagerly, pushes one tangent per input: {n} "
-            f"inputs at about {cost:g}x f's {seconds:.3g} s each, about {estimate:.0f} s for one "
+            f"inputs at {seconds:.3g} s each (one timed), about {estimate:.0f} s for one "
             f"derivative, past the tool's --max-seconds {o.max_seconds:g}. What to do: run the "
             f"tool with --mode reverse (one pass), or --backend jax, or allow it with "
             f"--max-seconds {10 * math.ceil(estimate * 0.15)}"

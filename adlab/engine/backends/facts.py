@@ -75,7 +75,8 @@ class Facts:
         precisions: the precisions it computes in, the one a call that names none
             runs in first (TF.js: float32 only).
         forward_column_cost: eagerly, a forward-mode Jacobian's cost per input in f's
-            values where it pushes one tangent at a time (None: batched, or compiled).
+            values where it pushes one tangent at a time (None: batched, or compiled); as
+            seen on ode: the GradBench tool times one tangent's pass where it is set.
     """
 
     package: str
