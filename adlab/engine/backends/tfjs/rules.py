@@ -213,9 +213,18 @@ def _stack(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 @rule("split")
 def _split(t: Translation, eqn: Any, ins: list[Val]) -> list[str]:
-    parts = t.bind(f"tf.split({ins[0].name}, {js(eqn.params['sizes'])}, "
-                   f"{eqn.params['axis']})", (), np.float32)  # fmt: skip
-    return [f"{parts.name}[{k}]" for k in range(len(eqn.outvars))]
+    # one tf.slice per part, not tf.split: TF.js's split gradient concatenates the parts'
+    # gradients and fails ("Pass at least one tensor to concat") where a part goes unused
+    x, axis = ins[0], eqn.params["axis"]
+    parts, start = [], 0
+    for size in eqn.params["sizes"]:
+        begin = [0] * len(x.shape)
+        begin[axis] = start
+        shape = list(x.shape)
+        shape[axis] = int(size)
+        parts.append(f"tf.slice({x.name}, {js(begin)}, {js(shape)})")
+        start += int(size)
+    return parts
 
 
 @rule("pad")
