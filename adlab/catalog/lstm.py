@@ -17,8 +17,8 @@ ADBench's quirks are kept, so that the numbers are the reference's: the input
 gate and the change read the layer's hidden state, the forget and output gates
 its input; the log-softmax's normaliser adds 2 to the sum of exponentials.
 
-The steps are a ``scan`` over the characters: on JAX one compiled step, so the
-compile time does not grow with n; the layers, few, are unrolled inside it.
+The steps are a ``scan`` over the characters: on JAX one compiled iteration of four
+steps, so the compile time does not grow with n; the layers, few, are unrolled inside it.
 """
 
 LAYERS = 2  # stacked LSTM layers (GradBench's eval asks for 2, 4 and 6)
@@ -67,5 +67,7 @@ def f(x, state, sequence):
         return (tuple(new_hiddens), tuple(new_cells)), np.sum(target * normalized)
 
     start = tuple(tuple(state[2 * i + k] for i in range(layers)) for k in (0, 1))  # h, c
-    _, totals = scan(step, start, (sequence[:-1], sequence[1:]))
+    # four steps per compiled iteration (JAX's unroll): 10.5x -> 9.1x f's time for the
+    # gradient at 4 layers, 1,024 characters; the loop's overhead is per iteration
+    _, totals = scan(step, start, (sequence[:-1], sequence[1:]), unroll=4)
     return -np.sum(totals) / ((sequence.shape[0] - 1) * b)

@@ -60,7 +60,9 @@ def python_loops(stack: Callable) -> dict[str, Callable]:
         return carry
 
     def scan(body: Callable, init: Any, xs: Any = None, length: int | None = None,
-             reverse: bool = False) -> tuple[Any, Any]:  # fmt: skip
+             reverse: bool = False, unroll: int = 1) -> tuple[Any, Any]:  # fmt: skip
+        # unroll: how many steps one compiled iteration does (JAX's); a Python loop runs
+        # every step as written, so it has nothing to unroll
         n = _length(xs, length)
         carry, ys = init, []
         for t in range(n - 1, -1, -1) if reverse else range(n):
@@ -92,9 +94,10 @@ def jax_loops() -> dict[str, Callable]:
         return jax.lax.fori_loop(lower, upper, body, promoted(init, out))
 
     def scan(body: Callable, init: Any, xs: Any = None, length: int | None = None,
-             reverse: bool = False) -> tuple[Any, Any]:  # fmt: skip
+             reverse: bool = False, unroll: int = 1) -> tuple[Any, Any]:  # fmt: skip
         x0 = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), xs)
         out = jax.eval_shape(lambda c, x: body(c, x)[0], init, x0)
-        return jax.lax.scan(body, promoted(init, out), xs, length=length, reverse=reverse)
+        return jax.lax.scan(body, promoted(init, out), xs, length=length, reverse=reverse,
+                            unroll=unroll)  # fmt: skip
 
     return {"fori_loop": fori_loop, "scan": scan}
