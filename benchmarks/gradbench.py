@@ -12,6 +12,8 @@ through ``adlab.gradbench.harness.run_eval``, against:
   GradBench's own JAX tool, each evaluate timed both by GradBench's timer, as published
   (compile in its first run, no ``block_until_ready``), and honestly (warmed up, each
   result awaited). Both are served by ``_gradbench_tools.py``, which says how.
+- ``tensorflow-js`` (with ``--tfjs DIR``): GradBench's TF.js tool (llsq, lse) run by node
+  and tsx from DIR (``tool_commands`` says what DIR holds), timed by its own timer.
 
 Per eval and size it prints the median time per call of the primal and the
 derivative, their ratio and the eval's verdict, as GradBench's own scorer pairs
@@ -319,9 +321,11 @@ def nested_table(rows: Sequence[Row]) -> str:
 
 
 def tool_commands(
-    modes: Sequence[str], backend: str | None, scheme: str | None
+    modes: Sequence[str], backend: str | None, scheme: str | None, tfjs_dir: str | None = None
 ) -> dict[str, list[str]]:
-    """The command of each tool, run from the GradBench checkout."""
+    """The command of each tool, run from the GradBench checkout; ``tfjs_dir``: a copy of
+    GradBench's ``js/common`` and ``js/tensorflow`` with ``npm install @tensorflow/tfjs tsx``
+    done and ``node_modules/@gradbench/common`` linked to ``common``."""
     py = sys.executable
     tools = {
         "manual": [py, str(TOOLS), "manual"],
@@ -332,6 +336,10 @@ def tool_commands(
         # GradBench's PyTorch tool as its Dockerfile runs it (its own timer: first run in)
         "pytorch": [py, "python/gradbench/gradbench/tools/pytorch/run.py"],
     }
+    if tfjs_dir:  # GradBench's tensorflow-js tool (llsq, lse), its TypeScript run by tsx
+        root = Path(tfjs_dir).resolve()  # tsx by path: the tool runs from GradBench's root
+        tsx = (root / "node_modules" / "tsx" / "dist" / "loader.mjs").as_uri()
+        tools["tensorflow-js"] = ["node", "--import", tsx, str(root / "tensorflow" / "run.ts")]
     for mode in modes:
         cmd = [py, "-m", "adlab", "gradbench", "--mode", mode]
         cmd += ["--backend", backend] if backend else []
@@ -341,9 +349,10 @@ def tool_commands(
 
 
 def run_all(args: argparse.Namespace) -> list[Row]:
-    tools = tool_commands(args.modes, args.backend, args.scheme)
+    tools = tool_commands(args.modes, args.backend, args.scheme, args.tfjs)
     tools = {k: v for k, v in tools.items()
-             if k in args.tools or ("adlab" in args.tools and k.startswith("adlab-"))}  # fmt: skip
+             if k in args.tools or k == "tensorflow-js"
+             or ("adlab" in args.tools and k.startswith("adlab-"))}  # fmt: skip
     pin = [] if args.cpu == "none" else ["taskset", "-c", args.cpu]
     if not args.cache:  # compile time as a first-time user meets it, not a cache read
         os.environ["ADLAB_CACHE"] = "0"
@@ -353,6 +362,8 @@ def run_all(args: argparse.Namespace) -> list[Row]:
         eval_args = SIZES[ev][args.quick] + (runs if ev != "hello" else [])
         for name, cmd in tools.items():
             if name == "finite" and ev not in NESTED:  # differences: a reference here only
+                continue
+            if name == "tensorflow-js" and ev not in ("llsq", "lse"):  # all it covers
                 continue
             if (ev, name.removeprefix("adlab-")) in args.skip:
                 print(f"{ev:7} {name:20} left out: {SLOW[ev, name.removeprefix('adlab-')]}; "
@@ -399,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="adlab's modes (default: all, but the pairs in SLOW)")  # fmt: skip
     p.add_argument("--tools", default="manual,finite,jax,pytorch,adlab",
                    help="which tools ('adlab' = every mode)")  # fmt: skip
+    p.add_argument("--tfjs", default=None, metavar="DIR",
+                   help="also run GradBench's tensorflow-js tool (llsq, lse) from DIR "
+                        "(see tool_commands)")  # fmt: skip
     p.add_argument("--backend", default=None, help="adlab's backend (default: the tool's)")
     p.add_argument("--scheme", default=None, help="adlab's scheme in numeric mode")
     p.add_argument("--quick", action="store_true", help="one small size per eval, min-seconds 0")

@@ -188,3 +188,12 @@ def test_each_adlab_mode_is_its_own_tool(bench):
     assert tools["adlab-reverse"][-4:] == ["--mode", "reverse", "--backend", "torch"]
     assert tools["adlab-numeric"][-2:] == ["--scheme", "forward"]
     assert {"manual", "jax"} <= set(tools)
+
+
+def test_gradbenchs_tensorflow_js_tool_runs_only_when_given_its_folder(bench, tmp_path):
+    assert "tensorflow-js" not in bench.tool_commands(["reverse"], "tfjs", None)
+    cmd = bench.tool_commands(["reverse"], "tfjs", None, str(tmp_path))["tensorflow-js"]
+    # tsx by absolute URL and run.ts by absolute path: the tool runs from GradBench's root
+    assert cmd[:2] == ["node", "--import"]
+    assert cmd[2] == (tmp_path / "node_modules" / "tsx" / "dist" / "loader.mjs").as_uri()
+    assert cmd[3] == str(tmp_path / "tensorflow" / "run.ts")
