@@ -133,6 +133,15 @@ class Job:
         self._first = True
         self._parts: list[tuple[Any, Callable[[tuple], tuple]]] = []
         o = options
+        if kind != "primal" and o.mode == "numeric" and o.used_precision == "float32":
+            # float32 differences keep 3 to 4 digits: GradBench's validators judged
+            # TF.js's llsq, lse and gmm invalid (2e-4 to 0.3 relative off)
+            raise ValueError(
+                f"finite differences in float32 ({o.backend}) keep only 3 to 4 digits, short "
+                "of the eval's tolerance, so the answer would be judged wrong. What to do: "
+                "run the tool with --mode reverse (exact), or a float64 backend "
+                "(--backend js or jax) for differences"
+            )
         if kind in ("gradient", "sparse") and o.mode == "forward":
             _forward_in_time(model, args, o)
         compile_s = prepare_s = 0.0

@@ -385,3 +385,22 @@ def test_tfjs_answers_within_gradbenchs_own_tolerance(transcript):
             assert close(recorded["output"], response["output"], 1e-4), message["id"]
             answered += 1
     assert answered > 0
+
+
+@pytest.mark.parametrize("backend", ["tfjs", "jax"])
+def test_float32_differences_are_refused_not_answered_wrong(backend):
+    """In float32, differences miss GradBench's tolerance (TF.js's llsq, lse and gmm were
+    judged invalid): the tool refuses them with what to do; float64 differences answer."""
+    options = {"backend": backend, "precision": None if backend == "tfjs" else "float32"}
+    tool = Tool(Options(mode="numeric", **options))
+    messages = list(pairs(load(HERE / "llsq_reverse.jsonl")))
+    for message, _ in messages:
+        response = tool.respond(message)
+        if message["kind"] == "evaluate" and message["function"] != "primal":
+            assert response["success"] is False
+            assert "float32" in response["error"] and "--mode reverse" in response["error"]
+    tool = Tool(Options(mode="numeric", backend="jax"))
+    for message, recorded in messages:
+        response = tool.respond(message)
+        if message["kind"] == "evaluate":
+            assert response["success"] is True, response.get("error")
