@@ -65,6 +65,7 @@ PAIRS = {
     "ode": ("primal", "gradient"), "det": ("primal", "gradient"),
     "gmm": ("objective", "jacobian"), "ht": ("objective", "jacobian"),
     "ba": ("objective", "jacobian"), "kmeans": ("cost", "dir"),
+    "lstm": ("objective", "jacobian"),
 }  # fmt: skip
 
 #: The eval's arguments (sizes) in the default run and with --quick. The default run took
@@ -80,6 +81,7 @@ SIZES = {
     "ht": (["--variant", "simple", "--min", "1", "--max", "1"],
            ["--variant", "simple", "--model", "small", "--min", "1", "--max", "1"]),
     "ba": (["--min", "1", "--max", "1"], ["--min", "1", "--max", "1"]),
+    "lstm": (["-l", "2", "4", "-c", "1024"], ["-l", "2", "-c", "1024"]),
     "particle": ([], []), "saddle": ([], []),
 }  # fmt: skip
 #: evals whose functions are GradBench's argmin in four combinations, outer mode over inner
