@@ -60,9 +60,16 @@ def want(name: str, precision: str):
     return adlab.reference(model(name), *rounded(model(name).setup(N), precision)).value
 
 
+#: models TensorFlow runs op by op in Python, eagerly (a nested derivative per step, or
+#: one tangent per parameter): 1-30 s a case; the full suite runs them, -m "not slow" not
+SLOW_ON_TENSORFLOW = {"saddle", "particle", "mlp_per_sample", "ht", "ba", "lstm"}
+
+
 def cases(backends, methods):
     return [
-        pytest.param(b, name, mode, scheme, id=f"{b}-{name}-{mode}[{scheme}]")
+        pytest.param(b, name, mode, scheme, id=f"{b}-{name}-{mode}[{scheme}]",
+                     marks=[pytest.mark.slow] if b == "tensorflow" and name in SLOW_ON_TENSORFLOW
+                     else [])  # fmt: skip
         for b in backends
         for name in adlab.list_models()
         for mode, scheme in methods
