@@ -32,23 +32,24 @@ NO_COMPLEX = ("complex step needs complex arithmetic, and plain JavaScript has n
               "Float64Array holds real numbers only, so the emitted programs are real")  # fmt: skip
 
 
-def _one_argument(wrt: Any) -> int:
+def one_argument(wrt: Any, backend: str = "js") -> int:
+    """The one argument differentiated (the JavaScript programs take one)."""
     if isinstance(wrt, tuple):
         if len(wrt) != 1:
-            raise ValueError("backend='js' differentiates one argument at a time yet; "
+            raise ValueError(f"backend={backend!r} differentiates one argument at a time yet; "
                              f"got wrt={wrt!r}: take each argument's derivative apart")  # fmt: skip
         return wrt[0]
     return wrt
 
 
-def _tupled(fn: JsFunction, wrt: Any) -> Callable:
+def tupled(fn: JsFunction, wrt: Any) -> Callable:
     """``fn`` answering a one-element tuple where ``wrt`` is one (JAX's argnums)."""
     if not isinstance(wrt, tuple):
         return fn
-    return _in_node(lambda *args: (fn(*args),), fn)
+    return in_node(lambda *args: (fn(*args),), fn)
 
 
-def _in_node(fn: Callable, js: JsFunction | None = None) -> Callable:
+def in_node(fn: Callable, js: JsFunction | None = None) -> Callable:
     """``fn`` marked as run in JavaScript; ``js``: the program it calls (what is timed)."""
     fn.in_node = True  # type: ignore[attr-defined]
     fn.js = js if js is not None else fn  # type: ignore[attr-defined]
@@ -113,42 +114,47 @@ class JsBackend(Backend):
         return get_backend("jax").probe(f, args, inputs, True, guard)
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
-        return _tupled(JsFunction(f, _one_argument(wrt), "grad"), wrt)
+        return tupled(self._fn(f, wrt, "grad"), wrt)
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         driver = "columns" if forward else "rows"
-        return _tupled(JsFunction(f, _one_argument(wrt), driver), wrt)
+        return tupled(self._fn(f, wrt, driver), wrt)
+
+    def _fn(self, f: Callable, wrt: Any, driver: str, files: frozenset = frozenset(),
+            options: dict | None = None, with_error: bool = False) -> JsFunction:  # fmt: skip
+        """The program ``driver`` of f (a subclass runs it elsewhere: TF.js)."""
+        return JsFunction(f, one_argument(wrt, self.name), driver, files, options,
+                          with_error=with_error)  # fmt: skip
+
+    def differences_dtype(self, spec: Any) -> Any:
+        """The dtype x is held in while differenced (its eps sets the step)."""
+        return spec.dtype
 
     def finite_differences(self, spec: Any) -> Any:
         """The numeric mode's ``Built``: the differences taken in JavaScript, on the emitted f."""
         from ...modes import Built
         from ...modes.numeric import EVALS, STEP_POWER
 
-        wrt = _one_argument(spec.wrt)
-        n = spec.size(wrt)
+        n = spec.size(one_argument(spec.wrt, self.name))
         if spec.scheme == "g9":
             from ...modes.g9 import check
 
             check(spec)
-            fn = JsFunction(spec.f, wrt, "g9", spec.files)
-            return Built(_tupled(fn, spec.wrt), f_evals=2 * n + 1, chunked=True)
+            fn = self._fn(spec.f, spec.wrt, "g9", spec.files)
+            return Built(tupled(fn, spec.wrt), f_evals=2 * n + 1, chunked=True)
         if spec.scheme not in STEP_POWER:
             raise ValueError(f"scheme must be one of {sorted(STEP_POWER)} or 'g9', got "
                              f"{spec.scheme!r}")  # fmt: skip
-        scale = float(np.finfo(spec.dtype).eps) ** STEP_POWER[spec.scheme]
+        scale = float(np.finfo(self.differences_dtype(spec)).eps) ** STEP_POWER[spec.scheme]
         options: dict[str, Any] = {"scheme": spec.scheme, "scale": scale}
         if spec.step is not None:
             options["step"] = np.broadcast_to(np.asarray(spec.step, np.float64), (n,)).copy()
         richardson = spec.scheme == "richardson"
-        fn = JsFunction(spec.f, wrt, "numeric", spec.files, options, with_error=richardson)
+        fn = self._fn(spec.f, spec.wrt, "numeric", spec.files, options, with_error=richardson)
         if isinstance(spec.wrt, tuple):
             inner = fn
-            fn = _in_node(
-                (lambda *a: tuple((v,) for v in inner(*a)))
-                if richardson
-                else (lambda *a: (inner(*a),)),
-                inner,
-            )  # type: ignore[assignment]
+            fn = in_node((lambda *a: tuple((v,) for v in inner(*a))) if richardson
+                         else (lambda *a: (inner(*a),)), inner)  # type: ignore[assignment]
         evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
         return Built(fn, f_evals=evals, with_error=richardson, step=spec.step, chunked=True)
 
@@ -172,7 +178,7 @@ class JsBackend(Backend):
                        first=first, timer=JsTimer(getattr(fn, "js", fn)))  # fmt: skip
 
     def general(self, fn: Callable, jit: bool) -> Callable:
-        return fn if getattr(fn, "in_node", False) else JsFunction(fn, 0, "once")
+        return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once")
 
 
 BACKEND = JsBackend()

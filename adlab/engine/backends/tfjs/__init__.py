@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Program
-from ..js import JsBackend
+from ..js import JsBackend, one_argument, tupled
 from ..js.node import node
 from .program import TfjsFunction
 
@@ -51,28 +51,6 @@ def page_modules() -> dict[str, str]:
         "../tfjs/runtime_tfjs": folder.joinpath("runtime_tfjs.js").read_text(encoding="utf-8"),
         "static/tfjs.min": folder.joinpath("static", "tfjs.min.js").read_text(encoding="utf-8"),
     }
-
-
-def one_argument(wrt: Any) -> int:
-    """The one argument differentiated (TF.js programs take one, as ``js``'s)."""
-    if isinstance(wrt, tuple):
-        if len(wrt) != 1:
-            raise ValueError("backend='tfjs' differentiates one argument at a time yet; "
-                             f"got wrt={wrt!r}: take each argument's derivative apart")  # fmt: skip
-        return wrt[0]
-    return wrt
-
-
-def in_node(fn: Callable, js: Any = None) -> Callable:
-    """``fn`` marked as run in JavaScript; ``js``: the program it calls (what is timed)."""
-    fn.in_node = True  # type: ignore[attr-defined]
-    fn.js = js if js is not None else fn  # type: ignore[attr-defined]
-    return fn
-
-
-def tupled(fn: TfjsFunction, wrt: Any) -> Callable:
-    """``fn`` answering a one-element tuple where ``wrt`` is one (JAX's argnums)."""
-    return fn if not isinstance(wrt, tuple) else in_node(lambda *args: (fn(*args),), fn)
 
 
 class TfjsBackend(JsBackend):
@@ -125,44 +103,18 @@ class TfjsBackend(JsBackend):
 
     def _fn(self, f: Callable, wrt: Any, driver: str, files: frozenset = frozenset(),
             options: dict | None = None, with_error: bool = False) -> TfjsFunction:  # fmt: skip
-        return TfjsFunction(f, one_argument(wrt), driver, files, options, with_error,
+        return TfjsFunction(f, one_argument(wrt, self.name), driver, files, options, with_error,
                             device=self.device)  # fmt: skip
 
-    def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
-        return tupled(self._fn(f, wrt, "grad"), wrt)
+    def differences_dtype(self, spec: Any) -> Any:
+        """float32: TF.js holds x in it, so the step is float32's (the differences are
+        ``js``'s drivers, run on TF.js's f)."""
+        return np.float32
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         if forward:
             raise ValueError("TF.js has no forward mode: mode 'reverse' takes its Jacobian")
         return tupled(self._fn(f, wrt, "rows"), wrt)
-
-    def finite_differences(self, spec: Any) -> Any:
-        """The numeric mode's ``Built``: differences taken in JavaScript on TF.js's f, x
-        held in float32 (as ``js``'s, whose drivers they follow)."""
-        from ...modes import Built
-        from ...modes.numeric import EVALS, STEP_POWER
-        n = spec.size(one_argument(spec.wrt))
-        if spec.scheme == "g9":
-            from ...modes.g9 import check
-
-            check(spec)
-            fn = self._fn(spec.f, spec.wrt, "g9", spec.files)
-            return Built(tupled(fn, spec.wrt), f_evals=2 * n + 1, chunked=True)
-        if spec.scheme not in STEP_POWER:
-            raise ValueError(f"scheme must be one of {sorted(STEP_POWER)} or 'g9', got "
-                             f"{spec.scheme!r}")  # fmt: skip
-        scale = float(np.finfo(np.float32).eps) ** STEP_POWER[spec.scheme]
-        options: dict[str, Any] = {"scheme": spec.scheme, "scale": scale}
-        if spec.step is not None:
-            options["step"] = np.broadcast_to(np.asarray(spec.step, np.float64), (n,)).copy()
-        richardson = spec.scheme == "richardson"
-        fn = self._fn(spec.f, spec.wrt, "numeric", spec.files, options, with_error=richardson)
-        if isinstance(spec.wrt, tuple):
-            inner = fn
-            fn = in_node((lambda *a: tuple((v,) for v in inner(*a))) if richardson
-                         else (lambda *a: (inner(*a),)), inner)  # type: ignore[assignment]
-        evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
-        return Built(fn, f_evals=evals, with_error=richardson, step=spec.step, chunked=True)
 
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
@@ -184,8 +136,6 @@ class TfjsBackend(JsBackend):
         return Program(call=call, fallback=call, compile_s=time.perf_counter() - start,
                        first=first, timer=JsTimer(getattr(fn, "js", fn), device=self.device))
 
-    def general(self, fn: Callable, jit: bool) -> Callable:
-        return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once")
 
     def tensors(self) -> int:
         """How many tensors TF.js holds now in Node (0 before its first program)."""
