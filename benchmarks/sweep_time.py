@@ -10,7 +10,7 @@ the dispatch floor beside each size and the machine's noise before the first.
 Each run is a fresh process. A *cold* run starts with an empty compilation
 cache (a new ``ADLAB_CACHE_DIR``): every program is compiled, as on a user's
 first run. The *warm* run after it is a second fresh process on the same
-cache: the programs are loaded from disk instead (``adlab.engine.programs.jax_cache``).
+cache: the programs are loaded from disk instead (``adlab.engine.backends.jax.disk_cache``).
 Goals on a 2-core machine (issue 13): at most 6 s cold and 2 s warm for the
 whole sweep, the first record within 1 s. The time to import adlab is
 reported apart. The Lab's first point is timed the same way, cold and warm, in a
@@ -94,7 +94,7 @@ for r in sweep_:
     if first is None:
         first = time.perf_counter() - t_start
 t2 = time.perf_counter()
-from adlab.engine.programs.jax_cache import use_cache
+from adlab.engine.backends.jax.disk_cache import use_cache
 print(json.dumps({"import_s": t1 - t0, "first_s": first, "total_s": t2 - t_start,
                   "records": len(sweep_.records), "spent": spent, "xla_s": xla[0],
                   "skipped": sum(r.skipped is not None for r in sweep_.records),

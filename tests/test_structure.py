@@ -19,9 +19,8 @@ EXEMPT = ("adlab._vocab", "adlab._format")
 MAX_FLAT_IN_ENGINE = 8
 #: modules outside engine/backends/ that spell a framework's name in code (everything else
 #: reads ``adlab.engine.backends.FACTS``, DEFAULT, REFERENCE or BASELINE): adlab._vocab's
-#: ``Backend`` Literal, and programs/jax_cache's folder for JAX's own cache (programs/ sits
-#: below the backends and cannot read them)
-MAX_SPELLING_A_FRAMEWORK = 2
+#: ``Backend`` Literal, the shared words every layer types its signatures with
+MAX_SPELLING_A_FRAMEWORK = 1
 
 
 def _module(path: Path) -> str:

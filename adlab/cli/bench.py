@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
         run_inline()
     if not args.cache:
-        from ..engine.programs.jax_cache import disable
+        from ..engine.programs import disable
 
         disable()
     case, sweep = _sweep(args)

@@ -1,16 +1,15 @@
-"""The caches of compiled programs: JAX's persistent cache (adlab.engine.programs.jax_cache)
-and adlab's
-own (adlab.engine.programs.store): on by default, off on request, a user's own JAX cache
-left alone.
+"""The caches of compiled programs: JAX's persistent cache (adlab.engine.backends.jax.disk_cache)
+and adlab's own (adlab.engine.programs.store), in one directory (adlab.engine.programs.disk):
+on by default, off on request, a user's own JAX cache left alone, an old one moved.
 
 Cases that need a fresh process (JAX's cache is a process-wide setting turned on once; a
 second run is a new process) run as children. Whether a program came from JAX's cache
 is read from JAX's own event counter ("/jax/compilation_cache/cache_hits"); whether f
 was traced, from a side effect in f that runs only when it is traced; never from a time.
 
-Internals: the caches' own switches and files: JAX's cache's off switch (jax_cache) and
-adlab's store (store: fresh, load, its eviction), whose format and policy no public function
-exposes.
+Internals: the caches' own switches and files: their off switch and directory (programs.disk),
+JAX's cache's turning on (backends.jax.disk_cache) and adlab's store (store: fresh, load, its
+eviction), whose format and policy no public function exposes.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.engine.programs import jax_cache as cache
+from adlab.engine.programs import disk as cache
 from adlab.engine.programs import store as program_cache
 
 CHILD = r"""
@@ -35,7 +34,7 @@ HIT = "/jax/compilation_cache/cache_hits"
 hits = []
 jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e == HIT else None)
 import adlab
-from adlab.engine.programs import jax_cache as cache
+from adlab.engine.backends.jax import disk_cache as cache
 m = adlab.Model.from_source(SOURCE, "ridge")
 p = adlab.prepare(m, *m.setup(7, 0), mode="reverse")
 # a wrapped function has no source for adlab's cache to key on: JAX's cache keeps it
@@ -125,6 +124,18 @@ def test_a_users_own_cache_is_left_as_they_configured_it(tmp_path):
     assert got["dir"] == got["jax_dir"] == str(theirs)
     assert got["min_compile_s"] == 1.0  # JAX's default, not adlab's
     assert _entries(tmp_path / "adlab-cache") == []
+
+
+def test_a_cache_where_earlier_versions_kept_it_moves_to_the_new_place(tmp_path):
+    env = {**_env(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    del env["ADLAB_CACHE_DIR"]
+    old, new = tmp_path / "xdg" / "adlab" / "jax", tmp_path / "xdg" / "adlab" / "compiled"
+    (old / "programs").mkdir(parents=True)
+    (old / "kept-cache").write_text("a program compiled by an earlier version")
+    got = _child(env)
+    assert got["dir"] == got["jax_dir"] == str(new) and not old.exists()
+    assert (new / "kept-cache").read_text() == "a program compiled by an earlier version"
+    assert _programs(new)  # adlab's store writes beside it, in the moved folder
 
 
 def test_bench_no_cache_compiles_afresh(tmp_path):

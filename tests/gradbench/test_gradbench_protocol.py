@@ -400,7 +400,7 @@ def test_float32_differences_are_refused_not_answered_wrong(backend):
             assert response["success"] is False
             assert "float32" in response["error"] and "--mode reverse" in response["error"]
     tool = Tool(Options(mode="numeric", backend="jax"))
-    for message, recorded in messages:
+    for message, _recorded in messages:
         response = tool.respond(message)
         if message["kind"] == "evaluate":
             assert response["success"] is True, response.get("error")

@@ -5,7 +5,7 @@ The budget's other rules (calls, first calls, loops that really grow) are tested
 test_measure_sweep.py.
 
 Internals: the budget itself (measure.budget: Budget, SMALL_COMPILE_S), fed compile times by
-hand, and JAX's cache switch (programs.jax_cache) to start from an empty cache; bench shows
+hand, and the caches' switch (programs.disk) to start from an empty cache; bench shows
 only what the budget skips.
 """
 
@@ -126,7 +126,7 @@ def test_a_prepare_just_over_the_budget_is_predicted_from_what_was_measured():
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     """adlab's cache of compiled programs in a fresh directory."""
-    from adlab.engine.programs import jax_cache as cache
+    from adlab.engine.programs import disk as cache
 
     monkeypatch.setenv("ADLAB_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("ADLAB_CACHE", raising=False)

@@ -8,6 +8,7 @@ profile runs inside.
 from __future__ import annotations
 
 import math
+import types
 
 import jax
 import jax.numpy as jnp
@@ -61,12 +62,41 @@ def test_the_longest_derivative_operation_is_a_dot(mlp):
     assert "dot" in mlp.derivative[0].name, [op.name for op in mlp.derivative]
 
 
+def _times_add_up(profile: Profile) -> list[float]:
+    """What a profile's operations sum to over its measured call, primal and derivative."""
+    return [
+        profile.derivative_ops_s / profile.derivative_s,
+        profile.primal_ops_s / profile.primal_s,
+    ]
+
+
+def assert_times_add_up(profile: Profile, again) -> None:
+    """Consistency, not speed: the operations and the call are timed apart, so the window is
+    wide; it catches times summed over calls (8x off) or in wrong units. Load on the other
+    core (the suite's other worker) can stretch one timing once; an error in the sums shows
+    in every profile: up to two more are taken (``again()``) before it counts as one."""
+    ratios = _times_add_up(profile)
+    for _ in range(2):
+        if all(0.25 < r < 4 for r in ratios):
+            return
+        ratios = _times_add_up(again())
+    assert all(0.25 < r < 4 for r in ratios), ratios
+
+
 def test_operation_times_add_up_to_the_measured_call(mlp):
-    # Consistency, not speed: the two are timed apart (load moves them apart),
-    # so the window is wide; it catches times summed over calls or in wrong units.
-    for ops_s, measured in ((mlp.derivative_ops_s, mlp.derivative_s),
-                            (mlp.primal_ops_s, mlp.primal_s)):  # fmt: skip
-        assert 0.25 < ops_s / measured < 4, (ops_s, measured)
+    assert_times_add_up(mlp, lambda: adlab.profile("mlp_batched", 200, "reverse", calls=CALLS))
+
+
+def test_times_summed_over_calls_fail_every_profile(mlp):
+    # the check can fail: operations summed over the calls stay 8x off however often retaken
+    summed = types.SimpleNamespace(
+        derivative_ops_s=mlp.derivative_ops_s * 8 * CALLS,
+        derivative_s=mlp.derivative_s,
+        primal_ops_s=mlp.primal_ops_s,
+        primal_s=mlp.primal_s,
+    )
+    with pytest.raises(AssertionError):
+        assert_times_add_up(summed, lambda: summed)
 
 
 def test_dot_flops_are_2_m_n_k():
@@ -183,10 +213,11 @@ def test_torch_profile_lists_pytorchs_operations_with_their_matrix_flops(torch_m
 
 
 def test_torch_operation_times_add_up_to_the_measured_call(torch_mlp):
-    # as for JAX: consistency, not speed (a sum over calls would be 8x off)
-    for ops_s, measured in ((torch_mlp.derivative_ops_s, torch_mlp.derivative_s),
-                            (torch_mlp.primal_ops_s, torch_mlp.primal_s)):  # fmt: skip
-        assert 0.25 < ops_s / measured < 4, (ops_s, measured)
+    # as for JAX: consistency, not speed
+    assert_times_add_up(
+        torch_mlp,
+        lambda: adlab.profile("mlp_batched", 200, "reverse", backend="torch", calls=CALLS),
+    )
 
 
 def test_cli_profiles_pytorch_and_says_which_counter(capsys):

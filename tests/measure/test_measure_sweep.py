@@ -3,7 +3,7 @@
 Internals: the sweep's parts: its budget and repeats (measure.budget.Budget,
 measure.intervals.MAX_REPEATS), how variants are split (measure.series.split_variants), a
 run of the sweep (measure.sweep._Run), a point's errors (measure.point_errors,
-accuracy.reference.FLOOR), and what a point calls (engine.prepared, programs.jax_cache,
+accuracy.reference.FLOOR), and what a point calls (engine.prepared, programs.disk,
 measure.preparing), patched to count conversions, cache loads and threads.
 """
 
@@ -425,7 +425,7 @@ def test_a_program_loaded_from_the_cache_says_so_and_the_budget_sees_its_compile
     """A point whose program was loaded from adlab's cache records its load as compile_s,
     marked ``compile_loaded``; the budget sees what compiling took (the next size may have
     to compile), not the load, marked as read from the cache."""
-    from adlab.engine.programs import jax_cache as cache
+    from adlab.engine.programs import disk as cache
 
     monkeypatch.setenv("ADLAB_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("ADLAB_CACHE", raising=False)

@@ -1,7 +1,6 @@
-"""Compiled programs: JAX's disk cache, adlab's store of programs, their keys, memory."""
+"""Compiled programs: where they are kept on disk, adlab's store of them, their keys, memory."""
 
-from .jax_cache import disable as disable
-from .jax_cache import use_cache as use_cache
+from .disk import disable as disable
 from .jaxpr import call_body as call_body
 from .jaxpr import equations as equations
 from .jaxpr import equations_within as equations_within

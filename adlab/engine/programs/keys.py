@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .jax_cache import programs_dir
+from .disk import programs_dir
 
 # what prepare says about the program being built: set around Backend.program
 _identity: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("identity", default=None)

@@ -1,6 +1,6 @@
 """adlab's cache of compiled programs: a second run loads them without tracing.
 
-JAX's persistent cache (``adlab.engine.programs.jax_cache``) is keyed by the lowered
+JAX's persistent cache (``adlab.engine.backends.jax.disk_cache``) is keyed by the lowered
 program, so every run still traces and lowers each program before it can
 look one up: about 30 ms a program here, a second or more of a default
 sweep. This cache is keyed by what determines the program instead, known
@@ -54,14 +54,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .jax_cache import MAX_BYTES as _JAX_MAX_BYTES
-from .jax_cache import programs_dir
+from .disk import MAX_BYTES as _DISK_MAX_BYTES
+from .disk import programs_dir
 from .keys import identity as identity
 from .keys import kept as kept
 from .keys import key as key
 
 #: the bound on this cache's directory (a program takes 8-40 kB), beside JAX's own
-MAX_BYTES = _JAX_MAX_BYTES // 4
+MAX_BYTES = _DISK_MAX_BYTES // 4
 #: a full directory is emptied down to this share of ``MAX_BYTES``, so that the stores
 #: after it fit the running count again instead of each listing the directory
 LOW_WATER = 0.8

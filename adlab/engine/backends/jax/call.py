@@ -27,8 +27,8 @@ from ...model.precision import precision_scope, restore_x64, swap_x64
 from ...model.userline import TRACER_ERRORS
 from ...programs import memory as _memory
 from ...programs import store as _programs
-from ...programs.jax_cache import use_cache
 from ..base import Program
+from .disk_cache import use_cache
 
 #: Bound arguments up to this size are held in the compiled program as constants:
 #: each argument passed per call costs JAX ~0.5 us of checks. Larger ones are
