@@ -22,9 +22,15 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import is_
-from typing import Any
+from typing import Any, NoReturn
 
-from .model.args import backend_inputs, wrt_indices
+import numpy as np
+
+from .model.args import backend_inputs, cast_args, wrt_indices
+from .model.precision import dtype_of
+
+#: what an x without a dtype has (not None: NumPy reads None as float64)
+_NO_DTYPE = object()
 
 
 class UntrustedWarning(UserWarning):
@@ -107,6 +113,7 @@ class Prepared:
         self._eager_cures = options["eager_cures"]
         self._inputs = inputs
         self._rest = inputs[1:]
+        self._dtype = getattr(inputs[0], "dtype", _NO_DTYPE)  # the x the hot path is for
         self.mode = options["mode"]
         self.scheme = options["scheme"]
         self.precision = options["precision"]
@@ -158,6 +165,8 @@ class Prepared:
         # bound arguments themselves (``p(*p.inputs)``) are recognised in C (map).
         if args and not (len(args) == len(self._rest) and all(map(is_, args, self._rest))):
             out = self._rebind(x, args)
+        elif x is not self._inputs[0] and getattr(x, "dtype", _NO_DTYPE) != self._dtype:
+            out = self._converted(x)
         else:
             try:
                 out = self._call(x)
@@ -169,6 +178,8 @@ class Prepared:
         """(derivative, Richardson error estimate or None)."""
         if args and not (len(args) == len(self._rest) and all(map(is_, args, self._rest))):
             out = self._rebind(x, args)
+        elif x is not self._inputs[0] and getattr(x, "dtype", _NO_DTYPE) != self._dtype:
+            out = self._converted(x)
         else:
             try:
                 out = self._call(x)
@@ -185,6 +196,24 @@ class Prepared:
                 return self._traced(x)
             except Exception as again:
                 exc = again
+        self._raise_said(exc)
+
+    def _converted(self, x: Any) -> Any:
+        """The derivative at an ``x`` of another dtype than the program's (or no array):
+        converted to its precision first. Frameworks that take a NumPy array as it is
+        (NumPy, autograd, TensorFlow) would compute in x's dtype, not the precision the
+        record states; JAX's would trace it anew in x's dtype."""
+        if self._dtype is not _NO_DTYPE:  # x is an array: as prepare casts it (a list too)
+            wrt = (0,) if 0 in wrt_indices(self.wrt) else ()
+            x = np.asarray(self._impl.to_numpy(x))
+            x = cast_args((x,), dtype_of(self.precision), wrt)[0]
+        try:
+            return self._traced(x)
+        except Exception as exc:
+            self._raise_said(exc)
+
+    def _raise_said(self, exc: Exception) -> NoReturn:
+        """Raise the model's failure at its line, where ``exc`` is one; else ``exc``."""
         err = self._model.translate(exc, self._where, jit=self._eager_cures)
         if err is None:
             raise exc
@@ -239,6 +268,7 @@ class Prepared:
         wrt = wrt_indices(self.wrt)
         self._inputs = backend_inputs(args, self.precision, self.backend, wrt)
         self._rest = self._inputs[1:]
+        self._dtype = getattr(self._inputs[0], "dtype", _NO_DTYPE)
         general = self._general_fn()
         self._call = self._traced = self._impl.rebind(general, self._inputs, self.precision)
         if typed:  # the fast call's compiled program: nothing traced or compiled anew

@@ -32,6 +32,24 @@ GAUSS = adlab.load_model("gaussian_residual")
 
 
 # ----------------------------------------------------------- reuse at new inputs
+@pytest.mark.parametrize(("backend", "mode"), [("jax", "reverse"), ("torch", "reverse"),
+                                             ("tensorflow", "reverse"), ("autograd", "reverse"),
+                                             ("numpy", "numeric")])  # fmt: skip
+def test_an_x_of_another_dtype_is_computed_in_the_prepared_precision(backend, mode):
+    """NumPy, autograd and TensorFlow take a NumPy array as it is: a float64 x given to a
+    float32 program computed in float64 while the record said float32 (and the other way
+    round); it is converted to the program's precision first, as at prepare time."""
+    args = NORMAL.setup(6, seed=0)
+    x = np.asarray(args[0], dtype=np.float64) + 0.25
+    for precision, other in (("float32", np.float64), ("float64", np.float32)):
+        p = adlab.prepare(NORMAL, *args, mode=mode, backend=backend, precision=precision)
+        given = x.astype(other)
+        want = np.asarray(p(given.astype(precision)))
+        for got in (p(given), p.with_error(given)[0], p(given.tolist())):
+            assert np.asarray(got).dtype == precision
+            np.testing.assert_array_equal(np.asarray(got), want)
+
+
 @pytest.mark.parametrize(("mode", "scheme"), METHODS, ids=lambda v: v)
 def test_prepared_derivative_is_reusable_at_new_inputs(mode, scheme):
     p = adlab.prepare(G9, *G9.setup(10, seed=0), mode=mode, scheme=scheme)

@@ -7,7 +7,9 @@ absolute value, as the source has it: a negative f starts at 1e-8) and divides i
 by 16 until ``min(max(|d1 - g|, |d2 - g|, |d1 - d2|), step)`` is below 1e-3 of
 the largest of |g|, |f| at the three points, |x +- step| and 1e-8, where g is the
 central slope and d1, d2 the forward and backward ones; it gives up after 20
-steps. That is at least 2n + 1 evaluations of f.
+steps. That is at least 2n + 1 evaluations of f. Where a step no longer moves x
+(|x| beyond about 1e8 times it), G9 would take f's equal values for slopes of 0:
+adlab refuses there instead, in Python and JavaScript alike.
 
 This is its Python transcription, run on NumPy's backend (one coordinate at a
 time, as G9 does); backend "js" runs ``runtime.js``'s JavaScript one on the
@@ -57,6 +59,13 @@ def gradient(f: Callable[[np.ndarray], float], x: np.ndarray) -> np.ndarray:
                     hint="scheme='central' or mode='reverse' give the derivative there",
                 )
             temp[i] = x[i] + delta
+            if temp[i] == x[i]:  # adlab's check: G9 would read equal values as slopes of 0
+                raise ModelError(
+                    f"G9's step ({delta:.1e}) does not move x[{i}] = {x[i]} in float64: its "
+                    "slopes would be 0",
+                    hint="scheme='central' (a step relative to x) or mode='reverse' give the "
+                    "derivative there",
+                )
             f0 = float(f(temp))
             temp[i] = x[i] - delta
             f2 = float(f(temp))

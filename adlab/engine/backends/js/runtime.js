@@ -32,7 +32,7 @@ let tfjsRuntime = null;
 const tfjs = () => tfjsRuntime || (tfjsRuntime = require("../tfjs/runtime_tfjs.js"));
 
 function load(msg) {
-  if (msg.kind === "tfjs") return tfjs().load(msg, { programs, DRIVERS, G9Error }); // a promise
+  if (msg.kind === "tfjs") return tfjs().load(msg, { programs, DRIVERS, g9Gradient }); // a promise
   const consts = msg.consts.map(decode);
   const factory = (0, eval)(msg.source);
   programs.set(msg.id, {
@@ -120,10 +120,12 @@ function numeric(p, d) {
   return error ? [value, error] : [value];
 }
 
-// G9.js's gradient (bijection/g9, src/minimize.js, from numeric.js), line for line
-function g9(p, d) {
-  const x = p.inputs[d.x], dim = x.length;
-  const f = () => p.fn(...p.inputs)[0][0];
+// G9.js's gradient (bijection/g9, src/minimize.js, from numeric.js), line for line, of f()
+// as x[i] moves (x perturbed in place and restored; a Float32Array where TF.js computes).
+// One check is adlab's: a step that no longer moves x in its own precision is refused, where
+// G9 would take its equal values for slopes that agree and answer 0.
+function g9Gradient(f, x) {
+  const dim = x.length;
   const { max, abs, min } = Math;
   const f1 = f();
   if (isNaN(f1)) throw new G9Error("f is NaN at x, so G9's gradient refuses it");
@@ -138,6 +140,11 @@ function g9(p, d) {
                           "within 20 shrinks of the step");
       }
       x[i] = xi + delta;
+      if (x[i] === xi) {
+        const bits = x instanceof Float32Array ? "float32, which TF.js computes in" : "float64";
+        throw new G9Error(`G9's step (${delta.toExponential(1)}) does not move x[${i}] = ` +
+                          `${xi} in ${bits}: its slopes would be 0`);
+      }
       const f0 = f();
       x[i] = xi - delta;
       const f2 = f();
@@ -155,7 +162,11 @@ function g9(p, d) {
       delta /= 16;
     }
   }
-  return [grad];
+  return grad;
+}
+
+function g9(p, d) {
+  return [g9Gradient(() => p.fn(...p.inputs)[0][0], p.inputs[d.x])];
 }
 
 class G9Error extends Error {}

@@ -198,58 +198,22 @@
     return error ? [value, error] : [value];
   }
 
-  // G9.js's gradient on f, as runtime.js's g9 (line for line), x held in float32
-  function g9(p, d, G9Error) {
+  // G9.js's gradient on f (runtime.js's), x held in float32
+  function g9(p, d, g9Gradient) {
     use(p);
-    const x = Float32Array.from(p.inputs[d.x]), dim = x.length;
-    const f = () => valueAt(p, d, x)[0];
-    const { max, abs, min } = Math;
-    const f1 = f();
-    if (isNaN(f1)) throw new G9Error("f is NaN at x, so G9's gradient refuses it");
-    const grad = new Float64Array(dim);
-    for (let i = 0; i < dim; i++) {
-      const xi = x[i];
-      let delta = max(1e-6 * f1, 1e-8);
-      if (Math.fround(xi + delta) === xi) {
-        throw new G9Error(`G9's first step (${delta.toExponential(1)}) does not move x[${i}] = ` +
-                          `${xi} in float32, which TF.js computes in: its slopes would be 0`);
-      }
-      for (let k = 0; ; k++) {
-        if (k === 20) {
-          x[i] = xi;
-          throw new G9Error(`G9's gradient failed at index ${i}: its slopes never agreed ` +
-                            "within 20 shrinks of the step");
-        }
-        x[i] = xi + delta;
-        const f0 = f();
-        x[i] = xi - delta;
-        const f2 = f();
-        x[i] = xi;
-        if (!(isNaN(f0) || isNaN(f2))) {
-          grad[i] = (f0 - f2) / (2 * delta);
-          const t0 = xi - delta, t1 = xi, t2 = xi + delta;
-          const d1 = (f0 - f1) / delta;
-          const d2 = (f1 - f2) / delta;
-          const err = min(max(abs(d1 - grad[i]), abs(d2 - grad[i]), abs(d1 - d2)), delta);
-          const normalize = max(abs(grad[i]), abs(f0), abs(f1), abs(f2), abs(t0), abs(t1),
-                                abs(t2), 1e-8);
-          if (err / normalize < 1e-3) break;
-        }
-        delta /= 16;
-      }
-    }
-    return [grad];
+    const x = Float32Array.from(p.inputs[d.x]);
+    return [g9Gradient(() => valueAt(p, d, x)[0], x)];
   }
 
   // Load a program: its backend started (a wasm instantiation, WebGL's setup: awaited),
   // its constants made tensors on it. `host` is runtime.js's: its programs, its drivers
-  // (these are added to them) and its G9Error.
+  // (these are added to them) and its g9Gradient.
   async function load(msg, host) {
     bundle();
     if (!("tfjs_once" in host.DRIVERS)) {
       Object.assign(host.DRIVERS, {
         tfjs_once: once, tfjs_grad: grad, tfjs_rows: rows, tfjs_numeric: numeric,
-        tfjs_g9: (p, d) => g9(p, d, host.G9Error),
+        tfjs_g9: (p, d) => g9(p, d, host.g9Gradient),
       });
     }
     const device = msg.device || "cpu";
