@@ -282,8 +282,9 @@ def test_scheme_g9_is_refused_where_it_cannot_run():
 def test_g9_refuses_a_step_that_does_not_move_x_where_g9_would_answer_0():
     """f < 0 starts G9 at step 1e-8, below half an ulp of 1e9: x + step == x, and G9's
     slopes would all be 0 (its answer: a gradient of 0); refused on both backends."""
-    m = adlab.Model.from_source(G9_SRC.replace("np.sum(np.sin(3 * x) * x**2) + 0.1",
-                                               "-np.sum(x**2)"), "far")
+    m = adlab.Model.from_source(
+        G9_SRC.replace("np.sum(np.sin(3 * x) * x**2) + 0.1", "-np.sum(x**2)"), "far"
+    )
     x = np.array([1e9, 0.5])
     for backend in ("numpy", "js"):
         with pytest.raises(adlab.ModelError, match=r"does not move x\[0\] = 1000000000"):
