@@ -4,6 +4,9 @@ Oracles: JAX's own float64 values (f and jax.grad / jax.jacrev), to float32
 accuracy: TF.js computes in float32, so the agreement asked is that of JAX's own
 float32 run (its distance from float64) times a small factor. One Node process
 serves every test; sizes are small.
+
+Internals: tfjs.rules.RULES, patched with a rule that does not say TF.js has no
+gradient for its operation: the refusal TF.js's tape makes at run time names the line.
 """
 
 from __future__ import annotations
@@ -207,3 +210,60 @@ def test_a_page_gets_the_files_by_the_names_the_runtimes_require():
     for name, by in asked.items():
         assert f'require("{"./" if name.startswith("static") else ""}{name}.js")' in by.read_text()
         assert len(modules[name]) > 1000
+
+
+@pytest.mark.parametrize("device", ["cpu", "wasm"])
+def test_integers_computed_from_x_have_jaxs_zero_derivative(device):
+    """An index computed from x (a gather's indices) and an argmax of integers made from x:
+    TF.js's gradients of GatherV2 and ArgMax hand these integers an integer gradient, which
+    its tape refused (a RuntimeError); JAX's derivative through an integer is zero."""
+    src = ("def setup(n, rng):\n    return (rng.uniform(0.1, 2.0, size=n),)\n\n\n"
+           "def f(x):\n    k = np.clip((3 * x).astype(np.int32), 0, x.shape[0] - 1)\n"
+           "    top = np.argmax((3 * x).astype(np.int32))\n"
+           "    return np.sum(x[k] * x) + top * np.sum(x)\n")  # fmt: skip
+    m = adlab.Model.from_source(src, name="indices")
+    args = m.setup(N)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs", device=device)
+    assert _rel(got, exact) < 1e-5, (got, exact)
+
+
+CUMPROD = ("def setup(n, rng):\n    return (rng.uniform(0.5, 1.5, size=n),)\n\n\n"
+           "def f(x):\n    y = np.sum(x ** 2)\n    c = np.cumprod(x)\n"
+           "    return np.sum(c) + y\n")  # fmt: skip
+
+
+def _refused_at_line_7(m, args):
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.derivative(m, *args, mode="reverse", backend="tfjs")
+    assert info.value.lineno == 7 and "cumprod" in info.value.line
+    assert "Cumprod" in str(info.value) and "mode='numeric'" in info.value.hint
+    return info.value
+
+
+def test_an_operation_tfjs_cannot_differentiate_is_refused_in_reverse_at_the_users_line():
+    """np.cumprod runs on TF.js (Cumprod), which has no gradient for it: f and its
+    differences run; mode 'reverse' is refused before it runs, at the line, with advice
+    that works (numeric on tfjs; reverse on js)."""
+    m = adlab.Model.from_source(CUMPROD, name="cumprod")
+    args = m.setup(N)
+    _refused_at_line_7(m, args)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    assert _rel(_value(m, args, "reverse", "js"), exact) < 1e-12
+    assert _rel(_value(m, args, "numeric", "tfjs", scheme="central"), exact) < 1e-2
+    # not on a path from x to f: tf.grad never meets it, and it is not refused
+    unused = adlab.Model.from_source(CUMPROD.replace("np.sum(c) + y", "y"), name="unused")
+    assert _rel(_value(unused, args, "reverse", "tfjs"), 2 * args[0]) < 1e-6
+
+
+def test_a_gradient_tfjs_refuses_unforeseen_is_named_at_the_users_line(monkeypatch):
+    """A rule that does not say its operation has no gradient: TF.js's refusal, once a
+    RuntimeError ('a bug of adlab's translation'), names the line that called the kernel."""
+    from adlab.engine.backends.tfjs import rules
+
+    def unforeseen(t, eqn, ins):
+        return f"tf.cumprod({ins[0].name}, {eqn.params['axis']}, false, false)"
+
+    monkeypatch.setitem(rules.RULES, "cumprod", unforeseen)
+    m = adlab.Model.from_source(CUMPROD, name="unforeseen")
+    assert "refuses the gradient" in str(_refused_at_line_7(m, m.setup(N)))

@@ -11,29 +11,47 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import numpy as np
 
+from ...._vocab import ModelError
 from ...model.precision import precision_scope
 from ..js.node import encode
 from ..js.program import JsFunction, Loaded, files_of
 from ..js.transport import current
-from .translate import tf_dtype, translate
+from .translate import Translation, tf_dtype, translate
 
 #: the drivers of ``runtime_tfjs.js``, by JsFunction's driver names
 DRIVERS = {"once": "tfjs_once", "grad": "tfjs_grad", "rows": "tfjs_rows",
            "numeric": "tfjs_numeric", "g9": "tfjs_g9"}  # fmt: skip
+#: the drivers that take TF.js's own derivative (tf.grad)
+REVERSE = ("grad", "rows")
+#: TF.js's tape refusing a kernel's gradient: none registered, or one of another dtype
+GRADIENT_REFUSED = re.compile(r"gradient function not found for (\w+)|"
+                              r"Error in gradient for op (\w+)")  # fmt: skip
+#: TF.js's kernels whose names are not their function's (``tf.where`` runs Select)
+KERNEL_CALLS = {"select": "where", "pack": "stack", "tile": "broadcastto",
+                "batchmatmul": "matmul", "multiply": "mul", "realdiv": "div",
+                "floordiv": "div"}  # fmt: skip
 
 
-def translated(f: Callable, args: tuple,
-               files: frozenset[str] = frozenset()) -> tuple[str, list, tuple]:  # fmt: skip
-    """(JavaScript source, constants, f's output shape) of f as TF.js operations at
-    ``args``' shapes, traced in float32 (what TF.js computes in): its inputs are the
-    leaves of ``args``. The derivatives are TF.js's, of this program."""
+def calls_kernel(call: str, kernel: str) -> bool:
+    """Whether TF.js's function ``tf.<call>`` runs the kernel ``kernel``."""
+    name = kernel.lower().removesuffix("v2")
+    return call.lower() == KERNEL_CALLS.get(name, name)
+
+
+def translated(f: Callable, args: tuple, files: frozenset[str] = frozenset()
+               ) -> tuple[str, list, tuple, Translation]:  # fmt: skip
+    """(JavaScript source, constants, f's output shape, the translation) of f as TF.js
+    operations at ``args``' shapes, traced in float32 (what TF.js computes in): its
+    inputs are the leaves of ``args``. The derivatives are TF.js's, of this program."""
     leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
     _, tree = jax.tree_util.tree_flatten(args)
     with precision_scope("float32"):
@@ -41,8 +59,8 @@ def translated(f: Callable, args: tuple,
         closed = jax.make_jaxpr(
             lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat)))
         )(*leaves)
-    source, consts, _ = translate(closed, files or files_of(f))
-    return source, consts, out_shape
+    source, consts, translation = translate(closed, files or files_of(f))
+    return source, consts, out_shape, translation
 
 
 @dataclass
@@ -52,6 +70,7 @@ class TfjsLoaded(Loaded):
     device: str = "cpu"
     shapes: list | None = None  # the inputs' shapes and TF.js dtypes, by slot
     dtypes: list | None = None
+    translation: Translation | None = None  # its steps: where a refusal names the line
 
     def load(self) -> None:
         n = current()  # Node, or the Lab's page (transport.running_in)
@@ -86,10 +105,39 @@ class TfjsFunction(JsFunction):
         super().__init__(f, wrt, driver, files, options, with_error)
         self.device = device
 
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return super().__call__(*args)
+        except RuntimeError as exc:  # TF.js's tape refused a gradient no rule foresaw
+            refused = self._refused(str(exc)) if self.driver in REVERSE else None
+            if refused is None:
+                raise
+            raise refused from None
+
+    def _refused(self, said: str) -> ModelError | None:
+        """TF.js's refusal of a gradient (no gradient for a kernel, or one of another
+        dtype) as a ModelError at the line of the step on x's path that called that
+        kernel; None for any other error."""
+        found = GRADIENT_REFUSED.search(said)
+        loaded = self.last
+        if found is None or loaded is None or loaded.translation is None:
+            return None
+        kernel = found.group(1) or found.group(2)
+        why = f"TF.js 4.22 refuses the gradient of its kernel {kernel}"
+        path = loaded.translation.on_path(f"a{loaded.driver['x']}")
+        for step in path:
+            if any(calls_kernel(call, kernel) for call in step.calls):
+                return loaded.translation.refusal(step, why)
+        return loaded.translation.refusal(None, why)
+
     def _build(self, args: tuple, leaves: list) -> tuple[Loaded, int, tuple, tuple]:
         x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
         x_shape = leaves[x_slot].shape
-        source, consts, out_shape = translated(self.f, args, self.files)
+        source, consts, out_shape, translation = translated(self.f, args, self.files)
+        if self.driver in REVERSE:  # tf.grad refused before it runs, at the model's line
+            refused = translation.undifferentiable(f"a{x_slot}")
+            if refused is not None:
+                raise refused
         driver = {"kind": DRIVERS[self.driver], "x": x_slot, "n": math.prod(x_shape),
                   "m": math.prod(out_shape), "out_shape": list(out_shape),
                   **self.options}  # fmt: skip
@@ -98,5 +146,6 @@ class TfjsFunction(JsFunction):
         always = len(jax.tree_util.tree_leaves(args[0]))  # f's first argument: new each call
         loaded = TfjsLoaded(source, consts, driver, len(leaves), device=self.device,
                             shapes=[list(a.shape) for a in leaves],
-                            dtypes=[tf_dtype(a.dtype) for a in leaves])  # fmt: skip
+                            dtypes=[tf_dtype(a.dtype) for a in leaves],
+                            translation=translation)  # fmt: skip
         return loaded, always, out_shape, x_shape

@@ -2,10 +2,12 @@
 
 A rule ``rule(t, eqn, ins)`` returns the TF.js expression of the equation's output
 (or a list, one per output), or an input ``Val`` unchanged where nothing moves; it
-may bind intermediate values itself (``t.bind``). Every operation it writes has a
-gradient in TF.js 4.22, so ``tf.grad`` differentiates the program; where JAX's
+may bind intermediate values itself (``t.bind``). The operations it writes have
+gradients in TF.js 4.22, so ``tf.grad`` differentiates the program; where JAX's
 primitive has no such counterpart (``einsum``, ``stridedSlice`` and ``gatherND``
-have none), it is written with ones that do, or refused (``t.uncovered``).
+have none), it is written with ones that do, or refused (``t.uncovered``), or, where
+TF.js runs it but has no gradient (``cumprod``), said (``t.no_gradient``): mode
+'reverse' through it is refused at the model's line, f and its differences run.
 """
 
 from __future__ import annotations
@@ -276,6 +278,14 @@ def _argmax(t: Translation, eqn: Any, ins: list[Val]) -> str:
 def _cumsum(t: Translation, eqn: Any, ins: list[Val]) -> str:
     rev = "true" if eqn.params["reverse"] else "false"
     return f"tf.cumsum({ins[0].name}, {eqn.params['axis']}, false, {rev})"
+
+
+@rule("cumprod")
+def _cumprod(t: Translation, eqn: Any, ins: list[Val]) -> str:
+    # TF.js runs Cumprod but registers no gradient for it: f and differences of f only
+    t.no_gradient("TF.js 4.22 has no gradient for cumprod, its kernel Cumprod")
+    rev = "true" if eqn.params["reverse"] else "false"
+    return f"tf.cumprod({ins[0].name}, {eqn.params['axis']}, false, {rev})"
 
 
 @rule("dot_general")

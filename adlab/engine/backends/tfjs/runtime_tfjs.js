@@ -30,6 +30,7 @@
     const stopFloat = tf.customGrad((x) => ({ value: tf.clone(x), gradFunc: (dy) => [tf.zerosLike(dy)] }));
     H = { stop: (x) => (x.dtype === "float32" ? stopFloat(x) : x) };
     zeroGradients();
+    integerGradients();
     return tf;
   }
 
@@ -49,6 +50,28 @@
         kernelName, inputsToSave: inputs,
         gradFunc: (dy, saved) => Object.fromEntries(
           inputs.map((name, k) => [name, () => tf.zeros(saved[k].shape, "float32")])),
+      });
+    }
+  }
+
+  // TF.js 4.22's gradients of these hand an integer input an integer "gradient" (GatherV2
+  // its indices themselves, ArgMax and ArgMin zerosLike of an integer x), which its tape
+  // refuses ("must have 'float32' dtype") where integers computed from x reach them
+  // (x[np.clip((3 * x).astype(int), 0, n - 1)]). JAX's derivative through an integer is
+  // zero (and the cast that made it stops the gradient: rules.py): float32 zeros there.
+  const INTEGER_INPUTS = ["GatherV2", "ArgMax", "ArgMin"];
+
+  function integerGradients() {
+    for (const kernelName of INTEGER_INPUTS) {
+      const given = tf.getGradient(kernelName);
+      if (given == null || given.adlabFloat) continue;
+      tf.registerGradient({
+        ...given, adlabFloat: true,
+        gradFunc: (dy, saved, attrs) => Object.fromEntries(
+          Object.entries(given.gradFunc(dy, saved, attrs)).map(([name, dx]) => [name, () => {
+            const g = dx();
+            return g.dtype === "float32" ? g : tf.zeros(g.shape, "float32");
+          }])),
       });
     }
   }
