@@ -29,10 +29,10 @@ from .._vocab import (
     Scheme,
     Where,
 )
+from . import crosscheck as checking
 from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .backends.base import NotAnArray
 from .backends.inner_grad import check_inner
-from .compare import FLOORS, close, flat, tolerance, verdict
 from .model.args import backend_inputs, cast_args, wrt_indices
 from .model.precision import dtype_of, precision_scope
 from .model.source import Model, normalize_wrt
@@ -271,83 +271,10 @@ def derivative(
     return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note)
 
 
-# ------------------------------------------------------------- trusted means something
-# ``crosscheck`` is issue 23's "trusted means something": a framework's own derivative
-# rule can be wrong (PyTorch's reverse-over-forward through ``slogdet``), or NaN where the
-# derivative is finite (a rule dividing by zero), and nothing else would notice. So, where
-# comparing costs little (a derivative of at most ``CHECK_MAX`` entries), the result is
-# compared once with JAX's float64 reverse mode (for a Hessian, forward-over-reverse),
-# which is itself checked first: against central differences (where f is smooth there)
-# or, where those disagree (a kink), against forward mode (another route through the same
-# rules). An unchecked reference makes no claim either way. It lives beside ``prepare``,
-# which computes the reference.
-
-#: derivatives with more entries than this are not cross-checked: the reference
-#: would cost as much as the derivative itself
-CHECK_MAX = 1024
-#: the reference agrees with central differences to this where f is smooth ...
-DIFFERENCES_AGREE = 1e-5
-#: ... or with forward mode (the same rules, another route) to this (relative)
-FORWARD_AGREE = 1e-10
-#: absolute floors, for derivatives that are zero but for rounding (a Hessian of
-#: sum(x) reads 1e-16 here, -5e-17 there): the differences' noise, and each precision's
-DIFFERENCES_FLOOR = 1e-9
-
-
-def crosscheck(model: Any, args: tuple, value: Any, *, wrt: Any, mode: str, scheme: str | None,
-               precision: str, backend: str, order: int = 1, direction: Any = None,
-               reference: bool = False) -> str | None:  # fmt: skip
-    """Why ``value`` (``model``'s derivative at ``args``) cannot be trusted, or None: it
-    agrees with JAX's checked float64 reference, or no check was made (too large, no
-    JAX twin, a reference that failed or could not itself be checked). ``direction``:
-    ``value`` is a Hessian-vector product along it (held to the Hessian times it).
-    ``reference``: ``value`` is JAX's float64 reference itself, only checked to be
-    finite (JAX's Hessian through svd is all NaN where the true one is finite)."""
-    a = flat(value)
-    if not np.all(np.isfinite(a)):  # nothing to compare with: never called trusted
-        i = int(np.argmin(np.isfinite(a)))
-        return (f"entry {i} is {a[i]}: f may not be differentiable here, or a derivative rule "
-                "divided by zero; compare mode='numeric'")  # fmt: skip
-    if reference:  # the result is JAX's float64 reference itself
-        return None
-    tol = tolerance(mode, scheme, precision)
-    size = np.size(value) if not isinstance(value, tuple) else sum(map(np.size, value))
-    if direction is not None:
-        size = np.size(direction) ** 2  # the reference is the whole Hessian
-    if tol is None or size > CHECK_MAX or model.source is None and backend != REFERENCE:
-        return None
-    ref = _reference(model, args, wrt, order)
-    if ref is not None and direction is not None:
-        k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
-        ref = np.reshape(np.reshape(ref, (k, k)) @ np.ravel(direction), np.shape(direction))
-    if ref is None or flat(ref).shape != flat(value).shape:  # not the same derivative
-        return None
-    return verdict(value, ref, tol)
-
-
-def _reference(model: Any, args: tuple, wrt: Any, order: int) -> Any:
-    """JAX's float64 derivative, checked (None when it fails or cannot be checked)."""
-
-    def run(mode: str, scheme: str = "central") -> Any:
-        if order == 2:
-            mode, scheme = "hessian", mode
-        p = prepare(model, *args, mode=mode, scheme=scheme, wrt=wrt, precision="float64")
-        out = p(*p.inputs)
-        return tuple(map(np.asarray, out)) if isinstance(out, tuple) else np.asarray(out)
-
-    first, *checks = (("forward-over-reverse", "numeric", "reverse-over-reverse") if order == 2
-                      else ("reverse", "numeric", "forward"))  # fmt: skip
-    try:
-        ref = run(first)
-        if not np.all(np.isfinite(flat(ref))):
-            return None
-        agree = ((DIFFERENCES_AGREE, DIFFERENCES_FLOOR), (FORWARD_AGREE, FLOORS["float64"]))
-        for check, (rtol, atol) in zip(checks, agree, strict=True):
-            if close(run(check), ref, rtol, atol):
-                return ref
-    except Exception:  # the reference's own failure: no claim about the value
-        return None
-    return None
+def crosscheck(model: Any, args: tuple, value: Any, **options: Any) -> str | None:
+    """Why ``value`` cannot be trusted, or None: ``adlab.engine.crosscheck.crosscheck``
+    (its keyword options), its reference computed with ``prepare``."""
+    return checking.crosscheck(model, args, value, prepare=prepare, **options)
 
 
 __all__ = [

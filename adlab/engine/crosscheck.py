@@ -1,0 +1,233 @@
+"""Trusted means something: a derivative is held to JAX's checked float64 one.
+
+``crosscheck`` is issue 23's "trusted means something": a framework's own derivative
+rule can be wrong (PyTorch's reverse-over-forward through ``slogdet``), or NaN where the
+derivative is finite (a rule dividing by zero), and nothing else would notice. So the
+result is compared once with JAX's float64 reverse mode (for a Hessian,
+forward-over-reverse), which is itself checked first: against central differences (where
+f is smooth there) or, where those disagree (a kink), against forward mode (another route
+through the same rules). An unchecked reference makes no claim either way.
+
+That whole reference costs as much as the derivative itself, so it is computed only for a
+derivative of at most ``CHECK_MAX`` entries. A larger first derivative (a Jacobian of a
+thousand outputs, a long gradient) is checked along ``PROJECTIONS`` random projections
+instead (``projected``): u . (J v) read from the value against JAX's float64 forward mode
+along v (one pass), itself checked against central differences of u . f along v (two
+evaluations of f) or, where those disagree, against reverse mode ((u J) . v, one pass).
+
+``prepare`` computes the references: it is handed in (``adlab.engine.derivative`` binds
+it), as to the sparse entry point, so that this module never imports the one above it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .backends import REFERENCE
+from .compare import FLOORS, close, flat, tolerance, verdict
+from .model.args import cast_args, wrt_indices
+from .modes.numeric import default_step
+
+#: derivatives with more entries than this are not compared whole: the reference
+#: would cost as much as the derivative itself (they are projected instead)
+CHECK_MAX = 1024
+#: the reference agrees with central differences to this where f is smooth ...
+DIFFERENCES_AGREE = 1e-5
+#: ... or with forward mode (the same rules, another route) to this (relative)
+FORWARD_AGREE = 1e-10
+#: absolute floors, for derivatives that are zero but for rounding (a Hessian of
+#: sum(x) reads 1e-16 here, -5e-17 there): the differences' noise, and each precision's
+DIFFERENCES_FLOOR = 1e-9
+
+#: random projections a derivative above CHECK_MAX entries is checked along, each with
+#: its own u and v (fixed seed: the same check on every run) ...
+PROJECTIONS = 3
+SEED = 0
+#: ... and how far each may be off, in units of the whole derivative's tolerance: see
+#: ``projected``
+ROOM = 10.0
+
+
+def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: Any, mode: str,
+               scheme: str | None, precision: str, backend: str, order: int = 1,
+               direction: Any = None, reference: bool = False) -> str | None:  # fmt: skip
+    """Why ``value`` (``model``'s derivative at ``args``) cannot be trusted, or None: it
+    agrees with JAX's checked float64 reference, or no check was made (a large second
+    derivative, no JAX twin, a reference that failed or could not itself be checked).
+    ``direction``: ``value`` is a Hessian-vector product along it (held to the Hessian
+    times it). ``reference``: ``value`` is JAX's float64 reference itself, only checked to
+    be finite (JAX's Hessian through svd is all NaN where the true one is finite).
+    ``prepare``: ``adlab.prepare``, which computes the reference."""
+    a = flat(value)
+    if not np.all(np.isfinite(a)):  # nothing to compare with: never called trusted
+        i = int(np.argmin(np.isfinite(a)))
+        return (f"entry {i} is {a[i]}: f may not be differentiable here, or a derivative rule "
+                "divided by zero; compare mode='numeric'")  # fmt: skip
+    if reference:  # the result is JAX's float64 reference itself
+        return None
+    tol = tolerance(mode, scheme, precision)
+    size = np.size(value) if not isinstance(value, tuple) else sum(map(np.size, value))
+    if direction is not None:
+        size = np.size(direction) ** 2  # the reference is the whole Hessian
+    if tol is None or model.source is None and backend != REFERENCE:
+        return None
+    if size > CHECK_MAX:  # a first derivative along random projections; a Hessian not yet
+        return projected(model, args, value, wrt, tol, prepare) if order == 1 else None
+    ref = _reference(model, args, wrt, order, prepare)
+    if ref is not None and direction is not None:
+        k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
+        ref = np.reshape(np.reshape(ref, (k, k)) @ np.ravel(direction), np.shape(direction))
+    if ref is None or flat(ref).shape != flat(value).shape:  # not the same derivative
+        return None
+    return verdict(value, ref, tol)
+
+
+def _reference(model: Any, args: tuple, wrt: Any, order: int, prepare: Callable) -> Any:
+    """JAX's float64 derivative, checked (None when it fails or cannot be checked)."""
+
+    def run(mode: str, scheme: str = "central") -> Any:
+        if order == 2:
+            mode, scheme = "hessian", mode
+        p = prepare(model, *args, mode=mode, scheme=scheme, wrt=wrt, precision="float64")
+        out = p(*p.inputs)
+        return tuple(map(np.asarray, out)) if isinstance(out, tuple) else np.asarray(out)
+
+    first, *checks = (("forward-over-reverse", "numeric", "reverse-over-reverse") if order == 2
+                      else ("reverse", "numeric", "forward"))  # fmt: skip
+    try:
+        ref = run(first)
+        if not np.all(np.isfinite(flat(ref))):
+            return None
+        agree = ((DIFFERENCES_AGREE, DIFFERENCES_FLOOR), (FORWARD_AGREE, FLOORS["float64"]))
+        for check, (rtol, atol) in zip(checks, agree, strict=True):
+            if close(run(check), ref, rtol, atol):
+                return ref
+    except Exception:  # the reference's own failure: no claim about the value
+        return None
+    return None
+
+
+# ----------------------------------------------------------- a large first derivative
+def projected(model: Any, args: tuple, value: Any, wrt: Any, tol: tuple[float, float],
+              prepare: Callable) -> str | None:  # fmt: skip
+    """Why the first derivative ``value`` disagrees with JAX's checked float64 one along
+    random projections u . (J v), or None (it agrees, or no claim: see ``crosscheck``).
+
+    The tolerance: a projection is a sum over every entry, u . (J v) = sum_ij u_i J_ij v_j,
+    so the rounding of each entry does not add up entry by entry. For u and v of
+    independent standard normal entries (u = 1 for a gradient), the projection of an
+    error E = J - J_ref has mean 0 and standard deviation ||E||_F, whatever E's shape:
+    the normwise tolerance on J (``tolerance``: ||E|| <= rtol ||J|| + atol) carries over
+    to each projection as it is, times ``ROOM`` for the spread. ||J|| is read from the
+    value: where it is right that is the reference's, and where it is wrong the wrong
+    part dominates both the norm and the projection. Even an error exactly at the
+    tolerance, all in one entry or one rank (the heaviest tail), passes 10 standard
+    deviations with probability 1e-5 (a product of two normals); a wrong block with
+    ||E|| = 100 x ROOM x rtol ||J|| escapes all three projections with probability 5e-5,
+    a larger one less.
+    """
+    indices = wrt_indices(wrt)
+    parts = value if isinstance(value, tuple) else (value,)
+    args = cast_args(tuple(args), np.float64, indices)
+    xs = [args[i] for i in indices]
+    n = sum(x.size for x in xs)
+    m = sum(np.size(p) for p in parts) // max(n, 1)
+    if n == 0 or len(parts) != len(xs):
+        return None
+    if any(np.size(p) != m * x.size for p, x in zip(parts, xs, strict=True)):
+        return None  # not the same derivative
+    rng = np.random.default_rng(SEED)
+    us = np.ones((PROJECTIONS, 1)) if m == 1 else rng.standard_normal((PROJECTIONS, m))
+    vs = [rng.standard_normal((PROJECTIONS, x.size)) for x in xs]
+    # the value read as J's (m, n_i) blocks: one pass over it for all the projections
+    blocks = [np.reshape(np.asarray(p, dtype=np.float64), (m, x.size))
+              for p, x in zip(parts, xs, strict=True)]  # fmt: skip
+    got = sum(np.sum(us * (b @ v.T).T, axis=1) for b, v in zip(blocks, vs, strict=True))
+    norm = math.sqrt(sum(float(np.vdot(b, b)) for b in blocks))
+    ref = _projected_reference(model, args, indices, us, vs, prepare)
+    if ref is None:
+        return None
+    allowed = ROOM * (tol[0] * norm + tol[1])
+    off = np.abs(got - ref)
+    k = int(np.argmax(np.where(np.isfinite(off), off, np.inf)))
+    if off[k] <= allowed:
+        return None
+    what = "g . v" if m == 1 else "u . (J v)"  # a gradient's projection, or a Jacobian's
+    return (f"it disagrees with JAX's checked float64 derivative along random projection "
+            f"{k + 1} of {PROJECTIONS} (the derivative has {m * n} entries, too many to "
+            f"compare whole): {what} is {got[k]:.6g} where the reference gives "
+            f"{ref[k]:.6g}, {off[k]:.1e} apart (allowed {allowed:.1e}: {ROOM:g} x "
+            f"{tol[0]:.0e} x its norm {norm:.3g}), so some entries are wrong. What to do: "
+            f"compare it entry by entry with mode='reverse' on backend={REFERENCE!r} "
+            "(precision='float64'), or use that one")  # fmt: skip
+
+
+def _projected_reference(model: Any, args: tuple, indices: tuple[int, ...], us: np.ndarray,
+                         vs: list[np.ndarray], prepare: Callable) -> np.ndarray | None:  # fmt: skip
+    """u_k . (J v_k) for each projection k by JAX's float64 forward mode, checked (None when
+    it fails or cannot be checked), as ``_reference`` checks the whole derivative."""
+    xs = [args[i] for i in indices]
+    # central differences' default step for x's largest entry, along v (~4 at its largest)
+    biggest = max(float(np.max(np.abs(x))) if x.size else 0.0 for x in xs)
+    h = float(default_step(biggest, "central", np.float64))
+    h /= max(float(np.max(np.abs(v))) for v in vs)
+
+    def run(route: str) -> np.ndarray:
+        program = _projections(model.function(REFERENCE), len(args), indices, route, h)
+        p = prepare(model.derived(program, any_output=True), *args, us, *vs, mode="primal",
+                    wrt=indices, precision="float64", backend=REFERENCE)  # fmt: skip
+        return np.asarray(p.first_result()[0], dtype=np.float64)
+
+    try:
+        ahead = run("forward")  # per projection: u . J v, u . f(x + h v), u . f(x - h v)
+        ref = ahead[:, 0]
+        if not np.all(np.isfinite(ref)):
+            return None
+        if close((ahead[:, 1] - ahead[:, 2]) / (2 * h), ref, DIFFERENCES_AGREE,
+                 DIFFERENCES_FLOOR):  # fmt: skip
+            return ref
+        if close(run("reverse"), ref, FORWARD_AGREE, FLOORS["float64"]):
+            return ref
+    except Exception:  # the reference's own failure: no claim about the value
+        return None
+    return None
+
+
+def _projections(f: Callable, count: int, indices: tuple[int, ...], route: str,
+                 h: float) -> Callable:  # fmt: skip
+    """``program(*args, us, *vs)``: for each projection k (batched with ``jax.vmap``),
+    "forward": (u_k . J v_k by ``jax.jvp``, u_k . f(x + h v_k), u_k . f(x - h v_k));
+    "reverse": (u_k J by ``jax.vjp``) . v_k. x: f's arguments at ``indices``."""
+
+    def program(*given: Any) -> Any:
+        args, us, vs = given[:count], given[count], given[count + 1 :]
+        xs = tuple(args[i] for i in indices)
+
+        def along(*moved: Any) -> Any:  # f's output, flat, of the differentiated arguments
+            full = list(args)
+            for i, x in zip(indices, moved, strict=True):
+                full[i] = x
+            return jnp.ravel(f(*full))
+
+        def one(u: Any, *v: Any) -> Any:
+            v = tuple(jnp.reshape(d, jnp.shape(x)) for d, x in zip(v, xs, strict=True))
+            if route == "reverse":
+                _, pull = jax.vjp(along, *xs)
+                return sum(jnp.vdot(g, d) for g, d in zip(pull(u), v, strict=True))
+            _, jv = jax.jvp(along, xs, v)
+            plus = along(*(x + h * d for x, d in zip(xs, v, strict=True)))
+            minus = along(*(x - h * d for x, d in zip(xs, v, strict=True)))
+            return jnp.stack([u @ jv, u @ plus, u @ minus])
+
+        return jax.vmap(one)(us, *vs)
+
+    return program
+
+
+__all__ = ["CHECK_MAX", "PROJECTIONS", "crosscheck", "projected"]

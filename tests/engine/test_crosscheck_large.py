@@ -1,0 +1,127 @@
+"""A derivative too large to compare whole is still held to JAX's checked float64 one.
+
+Above ``CHECK_MAX`` entries the reference would cost as much as the derivative itself, so
+a first derivative is compared along a few random projections u . (J v) instead. A wrong
+block (an all-zero Jacobian from one backend was once caught only by an outside
+validator) must not be called trusted; a right one must stay trusted.
+
+Internals: ``crosscheck`` (adlab.engine.derivative) and ``CHECK_MAX``
+(adlab.engine.crosscheck) on derivatives made wrong on purpose, which no public call can
+be handed; ``Prepared.first_result`` patched to hand ``derivative`` a wrong block.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import adlab
+from adlab.engine.crosscheck import CHECK_MAX
+from adlab.engine.derivative import crosscheck
+
+#: a dense Jacobian (rank one plus a diagonal), n x n
+DENSE = (
+    "def setup(n, rng):\n    return rng.normal(size=n),\n"
+    "def f(x):\n    return np.tanh(x * np.dot(x, np.sin(x))) + np.cos(x) * x\n"
+)
+#: the same in two arguments, for wrt=(0, 1)
+TWO = (
+    "def setup(n, rng):\n    return rng.normal(size=n), rng.normal(size=n)\n"
+    "def f(x, y):\n    return np.tanh(x * np.dot(y, np.sin(x))) + y * x\n"
+)
+SMOOTH = (
+    "def setup(n, rng):\n    return rng.normal(size=n),\n"
+    "def f(x):\n    return np.sum(np.sin(x) * x)\n"
+)
+N = 40  # a 40 x 40 Jacobian: 1,600 entries
+KW = dict(wrt=0, mode="forward", scheme="central", precision="float64", backend="torch")
+
+
+def _jacobian(x):
+    s = np.dot(x, np.sin(x))
+    c = 1 - np.tanh(x * s) ** 2
+    return np.diag(c * s - np.sin(x) * x + np.cos(x)) + np.outer(c * x, np.sin(x) + np.cos(x) * x)
+
+
+def test_a_right_large_jacobian_and_gradient_stay_trusted():
+    m = adlab.Model.from_source(DENSE)
+    (x,) = m.setup(N, 0)
+    assert N * N > CHECK_MAX
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adlab.UntrustedWarning)
+        J, info = adlab.derivative(m, x, mode="forward", backend="torch", full_output=True)
+        g, ginfo = adlab.derivative(adlab.Model.from_source(SMOOTH), np.linspace(-3, 3, 2000),
+                                    mode="reverse", backend="torch", full_output=True)  # fmt: skip
+    assert info.trusted and info.note is None and ginfo.trusted
+    np.testing.assert_allclose(J, _jacobian(x), rtol=1e-10, atol=1e-12)
+    assert crosscheck(m, (x,), _jacobian(x), **KW) is None
+    # finite differences are off by their truncation error, within their tolerance
+    assert crosscheck(m, (x,), _jacobian(x) * (1 + 1e-6), **{**KW, "mode": "numeric"}) is None
+
+
+@pytest.mark.parametrize("block", ["zero", "scaled"])
+def test_a_large_jacobian_with_a_wrong_block_is_flagged(block):
+    m = adlab.Model.from_source(DENSE)
+    (x,) = m.setup(N, 0)
+    wrong = _jacobian(x)
+    if block == "zero":
+        wrong[20:30, 5:15] = 0.0  # a hundred entries of 1,600
+    else:
+        wrong[:4, :4] *= 1.001  # sixteen entries off by 0.1%
+    note = crosscheck(m, (x,), wrong, **KW)
+    assert note is not None and "along random projection" in note
+    assert "u . (J v) is" in note and "where the reference gives" in note
+    assert "What to do: compare it entry by entry with mode='reverse'" in note
+    # a numeric result may be off by more, never by a zero block
+    if block == "zero":
+        assert crosscheck(m, (x,), wrong, **{**KW, "mode": "numeric"}) is not None
+    assert crosscheck(m, (x,), np.zeros_like(wrong), **KW) is not None  # all zero
+
+
+def test_a_wrong_block_in_one_of_two_arguments_is_flagged():
+    m = adlab.Model.from_source(TWO)
+    x, y = m.setup(N, 0)
+    kw = {**KW, "wrt": (0, 1)}
+    jx, jy = adlab.derivative(m, x, y, wrt=(0, 1))
+    assert crosscheck(m, (x, y), (jx, jy), **kw) is None
+    jy = jy.copy()
+    jy[:, 3] = 0.0  # the derivative in one entry of y, all lost
+    assert "along random projection" in crosscheck(m, (x, y), (jx, jy), **kw)
+
+
+def test_a_long_gradient_off_the_reference_is_flagged():
+    """A finite difference with a step far too large (the user's ``step=1``) is off by its
+    truncation error, ~10%: returned, but flagged, with the projection that disagreed."""
+    m = adlab.Model.from_source(SMOOTH)
+    x = np.linspace(-3, 3, 2000)
+    with pytest.warns(adlab.UntrustedWarning, match="numeric on torch: it disagrees"):
+        g, info = adlab.derivative(m, x, mode="numeric", step=1.0, backend="torch",
+                                   full_output=True)  # fmt: skip
+    assert info.trusted is False and "g . v is" in info.note and "2000 entries" in info.note
+
+
+def test_derivative_flags_a_large_jacobian_with_a_wrong_block(monkeypatch):
+    real = adlab.Prepared.first_result
+
+    def with_a_wrong_block(self):
+        value, err = real(self)
+        if self.mode == "forward":  # the result under test, not the reference's
+            value = value.copy()
+            value[10:20, 10:20] = 0.0
+        return value, err
+
+    monkeypatch.setattr(adlab.Prepared, "first_result", with_a_wrong_block)
+    m = adlab.Model.from_source(DENSE)
+    (x,) = m.setup(N, 0)
+    with pytest.warns(adlab.UntrustedWarning, match="forward on torch: it disagrees"):
+        _, info = adlab.derivative(m, x, mode="forward", backend="torch", full_output=True)
+    assert info.trusted is False and "random projection" in info.note
+
+
+def test_no_claim_on_a_wrapped_function_off_the_reference():
+    """A wrapped callable has no source to run on JAX: off JAX, nothing to compare with."""
+    m = adlab.Model.from_function(lambda x: x * x)
+    x = np.linspace(0, 1, 2000)
+    assert crosscheck(m, (x,), np.zeros(2000), **{**KW, "backend": "numpy"}) is None
