@@ -267,3 +267,20 @@ def test_a_gradient_tfjs_refuses_unforeseen_is_named_at_the_users_line(monkeypat
     monkeypatch.setitem(rules.RULES, "cumprod", unforeseen)
     m = adlab.Model.from_source(CUMPROD, name="unforeseen")
     assert "refuses the gradient" in str(_refused_at_line_7(m, m.setup(N)))
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((3, 3), 0), ((2, 3, 4), 1)])
+def test_cumsum_along_any_axis_differentiates(shape, axis):
+    """TF.js 4.22's Cumsum gradient transposes its result once too often where the axis is
+    not the last: on a square array a transposed gradient (silently wrong), on others one
+    of the wrong shape (a RuntimeError)."""
+    size = int(np.prod(shape))
+    src = ("def setup(n, rng):\n    return (rng.uniform(0.5, 1.5, size=n),)\n\n\n"
+           f"def f(x):\n    a = np.reshape(x, {shape})\n"
+           f"    w = np.reshape(np.arange(1.0, {size + 1}.0), {shape})\n"
+           f"    return np.sum(np.cumsum(a, axis={axis}) * w)\n")  # fmt: skip
+    m = adlab.Model.from_source(src, name="cumsum")
+    args = m.setup(size)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs")
+    assert _rel(got, exact) < 1e-5, (got, exact)

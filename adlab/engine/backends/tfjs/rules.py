@@ -276,8 +276,18 @@ def _argmax(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 @rule("cumsum")
 def _cumsum(t: Translation, eqn: Any, ins: list[Val]) -> str:
+    """Along the last axis, another one moved there and back: TF.js 4.22's Cumsum gradient
+    transposes its result once too often where the axis is not the last (a gradient of
+    the wrong shape, refused; or, on a square array, the transposed one: wrong)."""
+    a, axis = ins[0], eqn.params["axis"]
     rev = "true" if eqn.params["reverse"] else "false"
-    return f"tf.cumsum({ins[0].name}, {eqn.params['axis']}, false, {rev})"
+    last = len(a.shape) - 1
+    if axis == last:
+        return f"tf.cumsum({a.name}, {axis}, false, {rev})"
+    order = [d for d in range(len(a.shape)) if d != axis] + [axis]
+    back = [order.index(d) for d in range(len(a.shape))]
+    return (f"tf.transpose(tf.cumsum(tf.transpose({a.name}, {js(order)}), {last}, false, "
+            f"{rev}), {js(back)})")  # fmt: skip
 
 
 @rule("cumprod")
