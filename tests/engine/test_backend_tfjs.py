@@ -284,3 +284,17 @@ def test_cumsum_along_any_axis_differentiates(shape, axis):
     exact = _value(m, args, "reverse", "jax", precision="float64")
     got = _value(m, args, "reverse", "tfjs")
     assert _rel(got, exact) < 1e-5, (got, exact)
+
+
+def test_tied_maxima_and_minima_share_the_derivative_as_jaxs():
+    """TF.js 4.22's Max and Min gradients hand the whole of it to each tied extreme (two
+    ties: twice the derivative, silently); JAX's share it among them."""
+    src = ("def setup(n, rng):\n    return (np.array([3.0, 1.0, 3.0, 2.0, 0.5, 0.5]),)\n\n\n"
+           "def f(x):\n    rows = np.max(np.reshape(x, (2, 3)), axis=1)\n"
+           "    return np.sum(rows * np.array([1.0, 2.0])) + 3 * np.min(x) + np.max(x)\n"
+           )  # fmt: skip
+    m = adlab.Model.from_source(src, name="ties")
+    args = m.setup(6)
+    exact = _value(m, args, "reverse", "jax", precision="float64")
+    got = _value(m, args, "reverse", "tfjs")
+    assert _rel(got, exact) < 1e-6, (got, exact)

@@ -267,6 +267,17 @@ for _jax, _tf in (("reduce_sum", "sum"), ("reduce_max", "max"), ("reduce_min", "
     RULES[_jax] = _reduction(_tf)
 
 
+@rule("reduce_max", "reduce_min")
+def _extreme(t: Translation, eqn: Any, ins: list[Val]) -> Any:
+    """Of floats, ``H.reduce``: TF.js's Max and Min gradients hand each tied extreme the
+    whole of dy, JAX's share it among them (runtime_tfjs.js)."""
+    fn = eqn.primitive.name[len("reduce_"):]
+    axes = list(eqn.params["axes"])
+    if not axes or ins[0].dtype != "float32":
+        return _reduction(fn)(t, eqn, ins)
+    return f"H.reduce({fn!r}, {js(axes)})({ins[0].name})"
+
+
 @rule("argmax", "argmin")
 def _argmax(t: Translation, eqn: Any, ins: list[Val]) -> str:
     (axis,) = eqn.params["axes"]

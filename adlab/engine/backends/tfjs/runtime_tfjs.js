@@ -28,7 +28,7 @@
     tf = given && given.adlabDevice ? given : require("./static/tfjs.min.js");
     // tf.stopGradient does not exist: the identity whose gradient is zero
     const stopFloat = tf.customGrad((x) => ({ value: tf.clone(x), gradFunc: (dy) => [tf.zerosLike(dy)] }));
-    H = { stop: (x) => (x.dtype === "float32" ? stopFloat(x) : x) };
+    H = { stop: (x) => (x.dtype === "float32" ? stopFloat(x) : x), reduce: shared };
     zeroGradients();
     integerGradients();
     return tf;
@@ -74,6 +74,30 @@
           }])),
       });
     }
+  }
+
+  // tf.max and tf.min of a float32 x with JAX's gradient: TF.js 4.22's hands dy whole to
+  // every tied extreme (k ties: k dy, no derivative of any kind); JAX's shares it among
+  // them. `H.reduce("max", axes)` is that function of x, made once per kind and axes.
+  const reductions = new Map();
+
+  function shared(kind, axes) {
+    const key = `${kind}:${axes.join(",")}`;
+    if (!reductions.has(key)) {
+      reductions.set(key, tf.customGrad((x, save) => {
+        const value = tf[kind](x, axes);
+        save([x, value]);
+        return {
+          value,
+          gradFunc: (dy, [x, value]) => {
+            const kept = x.shape.map((n, d) => (axes.includes(d) ? 1 : n));
+            const hit = tf.cast(tf.equal(x, tf.reshape(value, kept)), "float32");
+            return [tf.mul(tf.reshape(dy, kept), tf.div(hit, tf.sum(hit, axes, true)))];
+          },
+        };
+      }));
+    }
+    return reductions.get(key);
   }
 
   function decode64(text) {
