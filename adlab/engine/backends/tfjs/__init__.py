@@ -8,7 +8,12 @@ bundled TF.js (``static/tfjs.min.js``) on its first TF.js program
 
 - ``primal``: f itself;
 - ``reverse``: ``tf.grad`` of the translated f: TF.js's own reverse mode, the
-  asker's system (a vector f: one ``tf.grad`` per row);
+  asker's system (a vector f: one ``tf.grad`` per row). Where TF.js 4.22 has no
+  gradient (comparisons and logic, integers computed from x) or a wrong one (tied
+  maxima, ``cumsum`` along an axis not the last), the runtime and the rules give
+  JAX's; an operation TF.js runs but cannot differentiate (``np.cumprod``) is a
+  ``ModelError`` at the model's line, before ``tf.grad`` runs (and a gradient TF.js
+  refuses that no rule foresaw is named there too);
 - ``numeric``: finite differences on the translated f (forward, central,
   Richardson, and G9.js's ``gradient``: ``scheme="g9"``).
 
