@@ -15,12 +15,15 @@ instead (``projected``): u . (J v) read from the value against JAX's float64 for
 along v (one pass), itself checked against central differences of u . f along v (two
 evaluations of f) or, where those disagree, against reverse mode ((u J) . v, one pass).
 
-``prepare`` computes the references: it is handed in (``adlab.engine.derivative`` binds
-it), as to the sparse entry point, so that this module never imports the one above it.
+``prepare`` computes the whole reference: it is handed in (``adlab.engine.derivative``
+binds it), as to the sparse entry point, so that this module never imports the one above
+it. The projections are one JAX program, jitted and kept for the next call with the same
+model and shapes (``_program_for``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -30,8 +33,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .backends import REFERENCE
+from .backends.jax.disk_cache import use_cache
 from .compare import FLOORS, close, flat, tolerance, verdict
 from .model.args import cast_args, wrt_indices
+from .model.precision import precision_scope
 from .modes.numeric import default_step
 
 #: derivatives with more entries than this are not compared whole: the reference
@@ -78,7 +83,7 @@ def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: A
     if tol is None or model.source is None and backend != REFERENCE:
         return None
     if size > CHECK_MAX:  # a first derivative along random projections; a Hessian not yet
-        return projected(model, args, value, wrt, tol, prepare) if order == 1 else None
+        return projected(model, args, value, wrt, tol) if order == 1 else None
     ref = _reference(model, args, wrt, order, prepare)
     if ref is not None and direction is not None:
         k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
@@ -114,8 +119,8 @@ def _reference(model: Any, args: tuple, wrt: Any, order: int, prepare: Callable)
 
 
 # ----------------------------------------------------------- a large first derivative
-def projected(model: Any, args: tuple, value: Any, wrt: Any, tol: tuple[float, float],
-              prepare: Callable) -> str | None:  # fmt: skip
+def projected(model: Any, args: tuple, value: Any, wrt: Any,
+              tol: tuple[float, float]) -> str | None:  # fmt: skip
     """Why the first derivative ``value`` disagrees with JAX's checked float64 one along
     random projections u . (J v), or None (it agrees, or no claim: see ``crosscheck``).
 
@@ -126,11 +131,11 @@ def projected(model: Any, args: tuple, value: Any, wrt: Any, tol: tuple[float, f
     the normwise tolerance on J (``tolerance``: ||E|| <= rtol ||J|| + atol) carries over
     to each projection as it is, times ``ROOM`` for the spread. ||J|| is read from the
     value: where it is right that is the reference's, and where it is wrong the wrong
-    part dominates both the norm and the projection. Even an error exactly at the
-    tolerance, all in one entry or one rank (the heaviest tail), passes 10 standard
-    deviations with probability 1e-5 (a product of two normals); a wrong block with
-    ||E|| = 100 x ROOM x rtol ||J|| escapes all three projections with probability 5e-5,
-    a larger one less.
+    part dominates both the norm and the projection. A right value whose error is exactly
+    at the tolerance, all in one entry or one rank (the heaviest tail: a product of two
+    normals), is flagged by a projection with probability 1e-5; a wrong block with
+    ||E|| = 100 x ROOM x rtol ||J|| (float64 AD: 1e-5 ||J||) escapes all three projections
+    with probability 5e-5, a larger one less.
     """
     indices = wrt_indices(wrt)
     parts = value if isinstance(value, tuple) else (value,)
@@ -150,7 +155,7 @@ def projected(model: Any, args: tuple, value: Any, wrt: Any, tol: tuple[float, f
               for p, x in zip(parts, xs, strict=True)]  # fmt: skip
     got = sum(np.sum(us * (b @ v.T).T, axis=1) for b, v in zip(blocks, vs, strict=True))
     norm = math.sqrt(sum(float(np.vdot(b, b)) for b in blocks))
-    ref = _projected_reference(model, args, indices, us, vs, prepare)
+    ref = _projected_reference(model, args, indices, us, vs)
     if ref is None:
         return None
     allowed = ROOM * (tol[0] * norm + tol[1])
@@ -169,28 +174,23 @@ def projected(model: Any, args: tuple, value: Any, wrt: Any, tol: tuple[float, f
 
 
 def _projected_reference(model: Any, args: tuple, indices: tuple[int, ...], us: np.ndarray,
-                         vs: list[np.ndarray], prepare: Callable) -> np.ndarray | None:  # fmt: skip
+                         vs: list[np.ndarray]) -> np.ndarray | None:  # fmt: skip
     """u_k . (J v_k) for each projection k by JAX's float64 forward mode, checked (None when
     it fails or cannot be checked), as ``_reference`` checks the whole derivative."""
-    xs = [args[i] for i in indices]
-    # central differences' default step for x's largest entry, along v (~4 at its largest)
-    biggest = max(float(np.max(np.abs(x))) if x.size else 0.0 for x in xs)
-    h = float(default_step(biggest, "central", np.float64))
-    h /= max(float(np.max(np.abs(v))) for v in vs)
+    xs = tuple(args[i] for i in indices)
 
     def run(route: str) -> np.ndarray:
-        program = _projections(model.function(REFERENCE), len(args), indices, route, h)
-        p = prepare(model.derived(program, any_output=True), *args, us, *vs, mode="primal",
-                    wrt=indices, precision="float64", backend=REFERENCE)  # fmt: skip
-        return np.asarray(p.first_result()[0], dtype=np.float64)
+        program, arrays = _program_for(model.function(REFERENCE), args, indices, route)
+        use_cache()  # JAX's compilation cache on disk, as ``prepare`` turns it on
+        with precision_scope("float64"):
+            return np.asarray(program(xs, arrays, us, tuple(vs)), dtype=np.float64)
 
     try:
-        ahead = run("forward")  # per projection: u . J v, u . f(x + h v), u . f(x - h v)
+        ahead = run("forward")  # per projection: u . J v, and central differences of u . f
         ref = ahead[:, 0]
         if not np.all(np.isfinite(ref)):
             return None
-        if close((ahead[:, 1] - ahead[:, 2]) / (2 * h), ref, DIFFERENCES_AGREE,
-                 DIFFERENCES_FLOOR):  # fmt: skip
+        if close(ahead[:, 1], ref, DIFFERENCES_AGREE, DIFFERENCES_FLOOR):
             return ref
         if close(run("reverse"), ref, FORWARD_AGREE, FLOORS["float64"]):
             return ref
@@ -199,21 +199,59 @@ def _projected_reference(model: Any, args: tuple, indices: tuple[int, ...], us: 
     return None
 
 
-def _projections(f: Callable, count: int, indices: tuple[int, ...], route: str,
-                 h: float) -> Callable:  # fmt: skip
-    """``program(*args, us, *vs)``: for each projection k (batched with ``jax.vmap``),
-    "forward": (u_k . J v_k by ``jax.jvp``, u_k . f(x + h v_k), u_k . f(x - h v_k));
-    "reverse": (u_k J by ``jax.vjp``) . v_k. x: f's arguments at ``indices``."""
+#: what a check program may hold as a constant, and be kept by (see ``_program_for``)
+_PLAIN = (bool, int, float, complex, str, np.generic, type(None))
 
-    def program(*given: Any) -> Any:
-        args, us, vs = given[:count], given[count], given[count + 1 :]
-        xs = tuple(args[i] for i in indices)
+
+def _program_for(f: Callable, args: tuple, indices: tuple[int, ...],
+                 route: str) -> tuple[Callable, list]:  # fmt: skip
+    """(program, arrays): ``program(xs, arrays, us, vs)`` (``_projections``, jitted) for f's
+    arguments ``args``, and the arrays of the others it takes. Their scalars (a Python
+    number, a 0-d array) it holds as constants, as ``prepare`` holds small ones: a model may
+    read them as Python numbers. It is kept for the next call with the same model, the same
+    scalars and the same structure (a derivative taken in a loop), so that such a call
+    costs the passes alone, not another compile; JAX compiles it anew for other shapes."""
+    others = [None if i in indices else a for i, a in enumerate(args)]
+    leaves, tree = jax.tree_util.tree_flatten(others)
+    taken = tuple(i for i, a in enumerate(leaves) if np.ndim(a) > 0)
+    held = tuple((i, type(a).__name__, a[()] if isinstance(a, np.ndarray) else a)
+                 for i, a in enumerate(leaves) if np.ndim(a) == 0)  # fmt: skip
+    build = _kept_program if all(isinstance(a, _PLAIN) for _, _, a in held) else _new_program
+    return build(f, indices, route, tree, taken, held), [leaves[i] for i in taken]
+
+
+def _new_program(f: Callable, indices: tuple[int, ...], route: str, tree: Any,
+                 taken: tuple[int, ...], held: tuple) -> Callable:  # fmt: skip
+    """``_projections``, jitted (see ``_program_for``)."""
+    return jax.jit(_projections(f, indices, route, tree, taken, held))
+
+
+#: the last few check programs, each holding its model's f (not its data)
+_kept_program = functools.lru_cache(maxsize=8)(_new_program)
+
+
+def _projections(f: Callable, indices: tuple[int, ...], route: str, tree: Any,
+                 taken: tuple[int, ...], held: tuple) -> Callable:  # fmt: skip
+    """``program(xs, arrays, us, vs)``: for each projection k (batched with ``jax.vmap``),
+    "forward": (u_k . J v_k by ``jax.jvp``, the central difference of u_k . f along v_k);
+    "reverse": (u_k J by ``jax.vjp``) . v_k. xs: f's arguments at ``indices``; arrays and
+    held: the leaves of the others (``_program_for``)."""
+
+    def program(xs: tuple, arrays: list, us: Any, vs: tuple) -> Any:
+        leaves = dict(zip(taken, arrays, strict=True))
+        leaves.update((i, a) for i, _, a in held)
+        args = jax.tree_util.tree_unflatten(tree, [leaves[i] for i in range(len(leaves))])
 
         def along(*moved: Any) -> Any:  # f's output, flat, of the differentiated arguments
             full = list(args)
             for i, x in zip(indices, moved, strict=True):
                 full[i] = x
             return jnp.ravel(f(*full))
+
+        # central differences' default step for x's largest entry, along v (~4 at its largest)
+        biggest = jnp.max(jnp.stack([jnp.max(jnp.abs(x), initial=0.0) for x in xs]))
+        longest = jnp.max(jnp.stack([jnp.max(jnp.abs(v)) for v in vs]))
+        h = default_step(biggest, "central", np.float64, jnp) / longest
 
         def one(u: Any, *v: Any) -> Any:
             v = tuple(jnp.reshape(d, jnp.shape(x)) for d, x in zip(v, xs, strict=True))
@@ -223,7 +261,7 @@ def _projections(f: Callable, count: int, indices: tuple[int, ...], route: str,
             _, jv = jax.jvp(along, xs, v)
             plus = along(*(x + h * d for x, d in zip(xs, v, strict=True)))
             minus = along(*(x - h * d for x, d in zip(xs, v, strict=True)))
-            return jnp.stack([u @ jv, u @ plus, u @ minus])
+            return jnp.stack([u @ jv, (u @ plus - u @ minus) / (2 * h)])
 
         return jax.vmap(one)(us, *vs)
 

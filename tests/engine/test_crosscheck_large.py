@@ -7,7 +7,8 @@ validator) must not be called trusted; a right one must stay trusted.
 
 Internals: ``crosscheck`` (adlab.engine.derivative) and ``CHECK_MAX``
 (adlab.engine.crosscheck) on derivatives made wrong on purpose, which no public call can
-be handed; ``Prepared.first_result`` patched to hand ``derivative`` a wrong block.
+be handed; ``Prepared.first_result`` patched to hand ``derivative`` a wrong block; the
+check's kept programs (``_kept_program``), which no public call shows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.engine.crosscheck import CHECK_MAX
+from adlab.engine.crosscheck import CHECK_MAX, _kept_program
 from adlab.engine.derivative import crosscheck
 
 #: a dense Jacobian (rank one plus a diagonal), n x n
@@ -118,6 +119,25 @@ def test_derivative_flags_a_large_jacobian_with_a_wrong_block(monkeypatch):
     with pytest.warns(adlab.UntrustedWarning, match="forward on torch: it disagrees"):
         _, info = adlab.derivative(m, x, mode="forward", backend="torch", full_output=True)
     assert info.trusted is False and "random projection" in info.note
+
+
+SCALED = (
+    "def setup(n, rng):\n    return rng.normal(size=n), 2.0\n"
+    "def f(x, s):\n    return np.tanh(x * np.dot(x, np.sin(x)) * s)\n"
+)
+
+
+def test_the_check_program_is_kept_for_the_same_shapes_and_scalars():
+    """A derivative taken in a loop compiles the check once; a scalar argument the program
+    holds as a constant keys it: another value is not checked against the old one."""
+    m = adlab.Model.from_source(SCALED)
+    x, s = m.setup(N, 0)
+    J = adlab.derivative(m, x, s)
+    kept = _kept_program.cache_info()
+    assert crosscheck(m, (x, s), J, **KW) is None
+    assert crosscheck(m, (x + 0.1, s), adlab.derivative(m, x + 0.1, s), **KW) is None
+    assert _kept_program.cache_info().hits >= kept.hits + 1  # the second one: no new program
+    assert "along random projection" in crosscheck(m, (x, 3.0), J, **KW)  # J is for s=2
 
 
 def test_no_claim_on_a_wrapped_function_off_the_reference():
