@@ -203,6 +203,8 @@ class Prepared:
         converted to its precision first. Frameworks that take a NumPy array as it is
         (NumPy, autograd, TensorFlow) would compute in x's dtype, not the precision the
         record states; JAX's would trace it anew in x's dtype."""
+        if self._pending is not None:  # the data last given, bound first (as _bound_later)
+            self._bind_pending()
         if self._dtype is not _NO_DTYPE:  # x is an array: as prepare casts it (a list too)
             wrt = (0,) if 0 in wrt_indices(self.wrt) else ()
             x = np.asarray(self._impl.to_numpy(x))

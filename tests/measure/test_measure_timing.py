@@ -33,7 +33,12 @@ from adlab.measure.timing import (
 
 
 def test_a_function_that_sleeps_a_known_time_measures_within_10_percent():
-    t = adlab.time_call(time.sleep, (0.002,))
+    # load on the other core (the suite's other worker) can stretch a sleep itself; an
+    # error in the timer's arithmetic (per loop, units) shows in every try: up to 3 tries
+    for _ in range(3):
+        t = adlab.time_call(time.sleep, (0.002,))
+        if t.median_s == pytest.approx(0.002, rel=0.10):
+            break
     assert t.median_s == pytest.approx(0.002, rel=0.10)
     assert t.min_s <= t.median_s
     assert t.repeats == REPEATS and t.loops >= 1
