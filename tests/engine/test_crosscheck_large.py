@@ -121,6 +121,26 @@ def test_derivative_flags_a_large_jacobian_with_a_wrong_block(monkeypatch):
     assert info.trusted is False and "random projection" in info.note
 
 
+KINKED = (
+    "def setup(n, rng):\n    x = rng.normal(size=n)\n    x[::2] = 0.0\n    return x,\n"
+    "def f(x):\n    return np.where(x > 0, x, 0.0) + np.tanh(x * np.dot(x, np.sin(x)))\n"
+)
+
+
+def test_at_a_kink_the_reference_is_checked_by_reverse_mode():
+    """Half of x sits on the kink of ``where(x > 0, x, 0)``: central differences read half
+    its slope there, AD none, so the reference's projections are checked by reverse mode
+    ((u J) . v) instead, and a wrong block is still caught."""
+    m = adlab.Model.from_source(KINKED)
+    (x,) = m.setup(N, 0)
+    J = adlab.derivative(m, x, mode="forward", backend="torch")
+    np.testing.assert_allclose(J, adlab.derivative(m, x), rtol=1e-12, atol=1e-14)
+    assert crosscheck(m, (x,), J, **KW) is None
+    wrong = J.copy()
+    wrong[:, 1::2] = 0.0  # every column off the kink
+    assert "along random projection" in crosscheck(m, (x,), wrong, **KW)
+
+
 SCALED = (
     "def setup(n, rng):\n    return rng.normal(size=n), 2.0\n"
     "def f(x, s):\n    return np.tanh(x * np.dot(x, np.sin(x)) * s)\n"
