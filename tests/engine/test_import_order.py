@@ -24,9 +24,10 @@ import adlab
 PACKAGE = Path(adlab.__file__).parent
 FIRST = (
     "adlab.engine.derivative", "adlab.engine.second", "adlab.engine.sparse",
-    "adlab.engine.compare", "adlab.engine.prepared", "adlab.engine.model",
-    "adlab.engine.model.source", "adlab.engine.backends", "adlab.engine.backends.inner_grad",
-    "adlab.engine.modes", "adlab.engine.sparsity", "adlab.engine.programs",
+    "adlab.engine.crosscheck", "adlab.engine.compare", "adlab.engine.prepared",
+    "adlab.engine.model", "adlab.engine.model.source", "adlab.engine.backends",
+    "adlab.engine.backends.inner_grad", "adlab.engine.modes", "adlab.engine.sparsity",
+    "adlab.engine.programs",
 )  # fmt: skip
 CODE = """
 import importlib, sys, types
