@@ -191,8 +191,16 @@ def rows_from(entries: Sequence[dict], eval_name: str, tool: str) -> list[Row]:
     if eval_name in NESTED:  # one row per combination: its descent's median time
         for o in summary.outcomes:
             ds = _named_s(o.timings, "evaluate")
-            rows.append(Row(eval_name, tool, _verdict([o]), o.function,
-                            derivative_s=statistics.median(ds) if ds else None, runs=len(ds)))
+            rows.append(
+                Row(
+                    eval_name,
+                    tool,
+                    _verdict([o]),
+                    o.function,
+                    derivative_s=statistics.median(ds) if ds else None,
+                    runs=len(ds),
+                )
+            )
         return rows
     if eval_name not in PAIRS:  # hello: only the verdicts
         rows.append(Row(eval_name, tool, _verdict(summary.outcomes), runs=len(summary.outcomes)))

@@ -82,8 +82,15 @@ def squash(a: Node) -> str:
     return a.text if a.bound <= 1.0 else f"(({a.text}) / {a.bound:.4g})"
 
 
-def _un(a: Node, text: str, op: str, cx: Context, bound: float, smooth: bool = True,
-        low: float | None = None) -> Node:
+def _un(
+    a: Node,
+    text: str,
+    op: str,
+    cx: Context,
+    bound: float,
+    smooth: bool = True,
+    low: float | None = None,
+) -> Node:
     """An elementwise function of a: op's name, its text and a bound."""
     cx.ops.add(op)
     return Node(text, a.shape, bound, low=low, smooth=a.smooth and smooth)
@@ -570,5 +577,5 @@ def model_case(body: str, n: int = 3, seed: int = 0, smooth: bool = True) -> Cas
     lines = [line if line.startswith("    ") else "    " + line for line in body.splitlines()]
     *head, last = lines
     assert last.strip().startswith("return "), body
-    src = source(head, last.strip()[len("return "):])
+    src = source(head, last.strip()[len("return ") :])
     return Case(src, n, seed, smooth, vector=False, ops=())

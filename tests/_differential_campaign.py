@@ -157,8 +157,10 @@ def _refused_elsewhere(rows: list[dict]) -> list[str]:
     for (backend, reason), items in sorted(found.items(), key=lambda kv: -len(kv[1])):
         row, v = min(items, key=lambda rv: len(rv[0]["source"]))
         body = _body(row["source"]).replace("\n", " ⏎ ")
-        lines.append(f"- {backend}: {reason} — {len(items)} runs, "
-                     f"{len({r['index'] for r, _ in items})} models; e.g. {v['run']} on `{body}`")
+        lines.append(
+            f"- {backend}: {reason} — {len(items)} runs, "
+            f"{len({r['index'] for r, _ in items})} models; e.g. {v['run']} on `{body}`"
+        )
     return lines
 
 
@@ -213,9 +215,11 @@ def summary(paths: list[Path]) -> str:
         detail = v["detail"][:160].replace("\n", " ").replace("|", "\\|")
         runs = sorted({v["run"].split(" ", 2)[-1] for _, v in items})
         who = suspects(family, items) if st in ("wrong", "flagged") else ""
-        out.append(f"| {st} | {family} ({', '.join(runs)}) | {what.replace('|', '/')} | "
-                   f"{len(items)} | {len({r['index'] for r, _ in items})} | {who} | "
-                   f"`{body}` (n={row['n']}, seed={row['seed']}) | {v['run']}: {detail} |")
+        out.append(
+            f"| {st} | {family} ({', '.join(runs)}) | {what.replace('|', '/')} | "
+            f"{len(items)} | {len({r['index'] for r, _ in items})} | {who} | "
+            f"`{body}` (n={row['n']}, seed={row['seed']}) | {v['run']}: {detail} |"
+        )
     out += ["", "Per run (agree / refused / failing):", ""]
     for run, c in sorted(by_run.items()):
         bad = sum(n for s, n in c.items() if s not in ("agree", "refused", "unchecked"))

@@ -123,12 +123,21 @@ def _private_attributes_defined(tree: ast.Module) -> set[str]:
                     names.update(t.id for t in st.targets if isinstance(t, ast.Name))
                 elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     names.add(st.name)
-        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-              and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
             names.add(node.attr)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id == "setattr" and len(node.args) > 1
-              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
             names.add(node.args[1].value)
     return {n for n in names if _private(n)}
 
@@ -199,8 +208,11 @@ def framework_spellers() -> dict[str, list[str]]:
             continue
         tree = ast.parse(path.read_text())
         skip = _docstrings(tree)
-        hits = [f"{node.lineno}: {node.value}" for node in ast.walk(tree)
-                if isinstance(node, ast.Constant) and node.value in names and id(node) not in skip]
+        hits = [
+            f"{node.lineno}: {node.value}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in names and id(node) not in skip
+        ]
         if hits:
             found[_module(path)] = hits
     return found
@@ -210,7 +222,8 @@ def test_few_modules_outside_the_backends_spell_a_framework():
     found = framework_spellers()
     assert len(found) <= MAX_SPELLING_A_FRAMEWORK, (
         "read the framework's entry in adlab.engine.backends.FACTS (or DEFAULT, REFERENCE, "
-        "BASELINE) instead:\n" + "\n".join(f"{m}: {hits}" for m, hits in found.items()))
+        "BASELINE) instead:\n" + "\n".join(f"{m}: {hits}" for m, hits in found.items())
+    )
 
 
 def test_the_check_sees_a_framework_spelled(tmp_path, monkeypatch):

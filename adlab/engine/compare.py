@@ -109,5 +109,7 @@ def verdict(value: Any, ref: Any, tol: tuple[float, float] | None) -> str | None
     size = "not finite" if not np.all(np.isfinite(a)) else (
         f"{np.linalg.norm(a - r):.1e} apart, normwise; {normwise_relative_error(a, r):.1e} "
         f"relative")  # fmt: skip
-    return (f"it disagrees with JAX's checked float64 derivative ({size}; allowed {tol[0]:.0e} "
-            f"relative): entry {i} is {a[i]:.6g} where the reference gives {r[i]:.6g}")
+    return (
+        f"it disagrees with JAX's checked float64 derivative ({size}; allowed {tol[0]:.0e} "
+        f"relative): entry {i} is {a[i]:.6g} where the reference gives {r[i]:.6g}"
+    )

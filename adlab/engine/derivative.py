@@ -105,8 +105,10 @@ def prepare(
     jit = impl.resolve_jit(jit)  # None: as the framework's users run it
     if sparse:  # the pattern read from the program, colored: adlab.engine.sparse
         if model.inner_matters(inner):
-            raise ValueError("sparse=True reads the model's program with its grad(...) in "
-                             "reverse mode; leave inner unset (the values are the same)")
+            raise ValueError(
+                "sparse=True reads the model's program with its grad(...) in "
+                "reverse mode; leave inner unset (the values are the same)"
+            )
         return prepare_sparse(model, x, *args, mode=mode, wrt=wrt, jit=jit,
                               precision=precision, backend=backend, prepare=prepare)  # fmt: skip
     rule = get_rule(mode)
@@ -172,9 +174,18 @@ def prepare(
     # what keys the program in adlab's cache of compiled programs (program_cache)
     # (``inner`` only where it changes the program: the default's keys stay as they were)
     inner_key = {"inner": inner} if model.inner_matters(inner) else {}
-    with program_cache.identity(model, mode=mode, scheme=scheme, wrt=wrt, step=step, jit=jit,
-                                precision=precision, backend=backend, out_shape=out_shape,
-                                **inner_key):
+    with program_cache.identity(
+        model,
+        mode=mode,
+        scheme=scheme,
+        wrt=wrt,
+        step=step,
+        jit=jit,
+        precision=precision,
+        backend=backend,
+        out_shape=out_shape,
+        **inner_key,
+    ):
         program = impl.program(built, inputs, all_args, jit=jit, precision=precision,
                                guard=guard)  # fmt: skip
     if not built.trusted:

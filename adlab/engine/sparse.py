@@ -205,8 +205,9 @@ def sparse_refusal(mode: str, scheme: str | None, backend: str) -> str | None:
                 f"{scheme!r} has none: choose one of {list(HVP_NAMES)}")  # fmt: skip
     if backend not in SPARSE_BACKENDS:
         why = KNOWN[backend].sparse_refusal if backend in KNOWN else None
-        return (f"sparse=True is not available on backend {backend!r} yet: "
-                + (why or f"its pattern is read from a JAX program (use backend={REFERENCE!r})"))
+        return f"sparse=True is not available on backend {backend!r} yet: " + (
+            why or f"its pattern is read from a JAX program (use backend={REFERENCE!r})"
+        )
     return None
 
 

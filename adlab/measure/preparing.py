@@ -42,8 +42,7 @@ def direction(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
 
 def prepare_series(m: Model, point: tuple, v: Series) -> Any:
     """``v`` compiled at ``point`` (f's arguments), with ``v``'s resolved options."""
-    options = dict(jit=v.jit, precision=v.precision, backend=v.backend,
-                   inner=v.inner or "reverse")
+    options = dict(jit=v.jit, precision=v.precision, backend=v.backend, inner=v.inner or "reverse")
     if v.mode == "hessian":
         return prepare_hessian(m, *point, scheme=v.scheme, sparse=bool(v.sparse), **options)
     if v.mode == "hvp":

@@ -197,8 +197,11 @@ TEXT_WIDTH = 100
 
 def time_marks(r: Record) -> str:
     """The marks after a time ('^~'), each explained under the table (``MARKS``)."""
-    return ("^" if r.dispatch == "async" else "") + ("~" if r.unstable else "") + (
-        "*" if r.note else "")
+    return (
+        ("^" if r.dispatch == "async" else "")
+        + ("~" if r.unstable else "")
+        + ("*" if r.note else "")
+    )
 
 
 def ratio_cell(r: Record) -> str:

@@ -67,9 +67,14 @@ SLOW_ON_TENSORFLOW = {"saddle", "particle", "mlp_per_sample", "ht", "ba", "lstm"
 
 def cases(backends, methods):
     return [
-        pytest.param(b, name, mode, scheme, id=f"{b}-{name}-{mode}[{scheme}]",
-                     marks=[pytest.mark.slow] if b == "tensorflow" and name in SLOW_ON_TENSORFLOW
-                     else [])  # fmt: skip
+        pytest.param(
+            b,
+            name,
+            mode,
+            scheme,
+            id=f"{b}-{name}-{mode}[{scheme}]",
+            marks=[pytest.mark.slow] if b == "tensorflow" and name in SLOW_ON_TENSORFLOW else [],
+        )  # fmt: skip
         for b in backends
         for name in adlab.list_models()
         for mode, scheme in methods

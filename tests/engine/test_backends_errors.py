@@ -86,7 +86,7 @@ def test_pytorch_functions_take_tensors_not_python_numbers():
     # numbers written in the source are computed once when the model is built (folding)
     for expr, value in (("np.log(2 * np.pi)", np.log(2 * np.pi)), ("np.sqrt(2.0)", np.sqrt(2))):
         m = adlab.Model.from_source(SRC.format(expr=expr), "pi")
-        x, = m.setup(3)
+        (x,) = m.setup(3)
         assert np.allclose(adlab.derivative(m, x, backend="torch"), value, rtol=1e-15)
 
 

@@ -89,8 +89,9 @@ def test_linalg_programs_load_from_a_warm_cache_in_a_new_process(tmp_path):
             if value == "refused":
                 assert again == "refused", (name, kind)
                 continue
-            np.testing.assert_allclose(again, value, rtol=1e-12, atol=1e-12,
-                                       err_msg=f"{name} {kind}")
+            np.testing.assert_allclose(
+                again, value, rtol=1e-12, atol=1e-12, err_msg=f"{name} {kind}"
+            )
             loaded += was_loaded
     assert loaded >= len(OPS) * 3  # the second process did load (reverse, forward, numeric)
 

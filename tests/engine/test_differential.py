@@ -222,7 +222,7 @@ ISSUE_23 = [
     fixed("F-complex-float", "c = float(np.sum(x ** 2))\nreturn c * np.sum(x)",
           "numpy complex-step, autograd complex-step, tensorflow complex-step"),
     fixed("F-js-var", "return np.var(x) + np.std(x)", "js reverse"),
-]
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "case", "runs", "agree"), ISSUE_23)
@@ -231,4 +231,5 @@ def test_issue_23_class(worker, name, case, runs, agree):
     if agree:
         refused = [f"{v.run}: {v.detail}" for v in verdicts if v.status != "agree"]
         assert not refused, f"{name}: NumPy's meaning is wanted, not a refusal:\n" + "\n".join(
-            refused)
+            refused
+        )

@@ -114,6 +114,8 @@ class Facts:
         return self.how_jit if jit else self.how_eager
 
 
+# one entry a framework, laid out to be read across
+# fmt: off
 FACTS: dict[str, Facts] = {
     "jax": Facts(
         "jax", None, "JAX", "jax.jit", default_jit=True,
@@ -192,6 +194,7 @@ FACTS: dict[str, Facts] = {
                         "offered yet"),
     ),
 }
+# fmt: on
 
 
 def facts_of(name: str) -> Facts:

@@ -16,8 +16,10 @@ from .explain import framework_label
 #: a framework's top-level module -> the backend that binds np to it
 _FRAMEWORK_MODULES = {module: name for name, f in FACTS.items() for module in f.imports}
 #: the names people give the frameworks in their code (``import tensorflow as tf``)
-_FRAMEWORK_NAMES = {**_FRAMEWORK_MODULES,
-                    **{alias: name for name, f in FACTS.items() for alias in f.aliases}}
+_FRAMEWORK_NAMES = {
+    **_FRAMEWORK_MODULES,
+    **{alias: name for name, f in FACTS.items() for alias in f.aliases},
+}
 
 
 def np_imports(tree: ast.Module) -> list[int]:

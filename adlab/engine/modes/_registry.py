@@ -161,8 +161,10 @@ class Rule:
             return None
         runs = [repr(name) for name in registered_modes() if _RULES[name].runs_on(backend)]
         if self.name in getattr(backend, "refuses", {}):  # the backend's own reason
-            why = (f"cannot run on backend={backend.name!r}, which does not have what it "
-                   f"needs: {backend.refuses[self.name]}")
+            why = (
+                f"cannot run on backend={backend.name!r}, which does not have what it "
+                f"needs: {backend.refuses[self.name]}"
+            )
             exact = [repr(m) for m in ("forward", "reverse") if m in backend.ad]
             other = f"use mode {' or '.join(exact or [repr('numeric')])} instead"
         elif self.needs is not None and self.needs not in backend.ad:

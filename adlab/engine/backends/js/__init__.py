@@ -153,8 +153,12 @@ class JsBackend(Backend):
         fn = self._fn(spec.f, spec.wrt, "numeric", spec.files, options, with_error=richardson)
         if isinstance(spec.wrt, tuple):
             inner = fn
-            fn = in_node((lambda *a: tuple((v,) for v in inner(*a))) if richardson
-                         else (lambda *a: (inner(*a),)), inner)  # type: ignore[assignment]
+            fn = in_node(
+                (lambda *a: tuple((v,) for v in inner(*a)))
+                if richardson
+                else (lambda *a: (inner(*a),)),
+                inner,
+            )  # type: ignore[assignment]
         evals = EVALS[spec.scheme] * n + (spec.scheme == "forward")
         return Built(fn, f_evals=evals, with_error=richardson, step=spec.step, chunked=True)
 

@@ -138,9 +138,13 @@ class TfjsBackend(JsBackend):
 
         start = time.perf_counter()
         first = guard(lambda: call(inputs[0]), False)
-        return Program(call=call, fallback=call, compile_s=time.perf_counter() - start,
-                       first=first, timer=JsTimer(getattr(fn, "js", fn), device=self.device))
-
+        return Program(
+            call=call,
+            fallback=call,
+            compile_s=time.perf_counter() - start,
+            first=first,
+            timer=JsTimer(getattr(fn, "js", fn), device=self.device),
+        )
 
     def tensors(self) -> int:
         """How many tensors TF.js holds now in Node (0 before its first program)."""

@@ -56,9 +56,9 @@ def translated(f: Callable, args: tuple, files: frozenset[str] = frozenset()
     _, tree = jax.tree_util.tree_flatten(args)
     with precision_scope("float32"):
         out_shape = tuple(jax.eval_shape(lambda *a: f(*a), *args).shape)
-        closed = jax.make_jaxpr(
-            lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat)))
-        )(*leaves)
+        closed = jax.make_jaxpr(lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat))))(
+            *leaves
+        )
     source, consts, translation = translate(closed, files or files_of(f))
     return source, consts, out_shape, translation
 

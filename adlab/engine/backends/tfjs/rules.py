@@ -262,8 +262,14 @@ def _reduction(fn: str) -> Rule:
     return translate
 
 
-for _jax, _tf in (("reduce_sum", "sum"), ("reduce_max", "max"), ("reduce_min", "min"),
-                  ("reduce_prod", "prod"), ("reduce_and", "all"), ("reduce_or", "any")):
+for _jax, _tf in (
+    ("reduce_sum", "sum"),
+    ("reduce_max", "max"),
+    ("reduce_min", "min"),
+    ("reduce_prod", "prod"),
+    ("reduce_and", "all"),
+    ("reduce_or", "any"),
+):
     RULES[_jax] = _reduction(_tf)
 
 
@@ -271,7 +277,7 @@ for _jax, _tf in (("reduce_sum", "sum"), ("reduce_max", "max"), ("reduce_min", "
 def _extreme(t: Translation, eqn: Any, ins: list[Val]) -> Any:
     """Of floats, ``H.reduce``: TF.js's Max and Min gradients hand each tied extreme the
     whole of dy, JAX's share it among them (runtime_tfjs.js)."""
-    fn = eqn.primitive.name[len("reduce_"):]
+    fn = eqn.primitive.name[len("reduce_") :]
     axes = list(eqn.params["axes"])
     if not axes or ins[0].dtype != "float32":
         return _reduction(fn)(t, eqn, ins)
@@ -353,11 +359,15 @@ def _gather(t: Translation, eqn: Any, ins: list[Val]) -> str:
     rank = len(a.shape)
     # tf.gather(a, idx, ax) is a.shape[:ax] + idx's batch + a.shape[ax + 1:]: JAX's layout
     # when its offset dims are the operand's others, around the batch
-    simple = (ax >= 0 and tuple(dn.collapsed_slice_dims) == (ax,)
-              and not getattr(dn, "operand_batching_dims", ()) and bool(idx.shape)
-              and idx.shape[-1] == 1
-              and tuple(sizes) == tuple(1 if d == ax else a.shape[d] for d in range(rank))
-              and tuple(dn.offset_dims) == (*range(ax), *range(ax + batch, batch + rank - 1)))
+    simple = (
+        ax >= 0
+        and tuple(dn.collapsed_slice_dims) == (ax,)
+        and not getattr(dn, "operand_batching_dims", ())
+        and bool(idx.shape)
+        and idx.shape[-1] == 1
+        and tuple(sizes) == tuple(1 if d == ax else a.shape[d] for d in range(rank))
+        and tuple(dn.offset_dims) == (*range(ax), *range(ax + batch, batch + rank - 1))
+    )
     if not simple:
         raise t.uncovered(eqn, "other than x[..., indices, ...] along one axis")
     n = a.shape[ax]
@@ -374,5 +384,7 @@ def _gather(t: Translation, eqn: Any, ins: list[Val]) -> str:
               f"tf.less({flat.name}, {n}))")  # fmt: skip
     shape = out_shape(eqn)
     mask = f"tf.reshape({inside}, {js([1] * ax + [*idx.shape[:-1]] + [1] * (rank - 1 - ax))})"
-    return (f"tf.where(tf.broadcastTo({mask}, {js(shape)}), {picked}, "
-            f"tf.fill({js(shape)}, {'NaN' if math.isnan(fill) else js(fill)}))")
+    return (
+        f"tf.where(tf.broadcastTo({mask}, {js(shape)}), {picked}, "
+        f"tf.fill({js(shape)}, {'NaN' if math.isnan(fill) else js(fill)}))"
+    )

@@ -33,8 +33,10 @@ LIMIT_S = 2.0
 #: what a record's ``flops_counter`` says for a PyTorch count
 COUNTER = "torch FlopCounterMode: matrix products, convolutions and attention only"
 #: what it says where the call has none of those: no count, not a count of zero
-NOT_COUNTED = ("torch FlopCounterMode: not counted (it counts matrix products, convolutions "
-               "and attention only, and this call has none)")
+NOT_COUNTED = (
+    "torch FlopCounterMode: not counted (it counts matrix products, convolutions "
+    "and attention only, and this call has none)"
+)
 
 
 def _mv_flop(a_shape: tuple, b_shape: tuple, *args: Any, out_shape: Any = None,
