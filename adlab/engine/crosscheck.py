@@ -14,6 +14,10 @@ thousand outputs, a long gradient) is checked along ``PROJECTIONS`` random proje
 instead (``projected``): u . (J v) read from the value against JAX's float64 forward mode
 along v (one pass), itself checked against central differences of u . f along v (two
 evaluations of f) or, where those disagree, against reverse mode ((u J) . v, one pass).
+A larger Hessian is the Jacobian of the gradient, so it is checked the same way with f's
+gradient for f: u . (H v) against forward-over-reverse along v, checked by central
+differences of u . grad f or by reverse-over-reverse ((H u) . v); a Hessian-vector
+product along d whose Hessian is that large, as u . (its value) against u . (H d).
 
 ``prepare`` computes the whole reference: it is handed in (``adlab.engine.derivative``
 binds it), as to the sparse entry point, so that this module never imports the one above
@@ -82,8 +86,8 @@ def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: A
         size = np.size(direction) ** 2  # the reference is the whole Hessian
     if tol is None or model.source is None and backend != REFERENCE:
         return None
-    if size > CHECK_MAX:  # a first derivative along random projections; a Hessian not yet
-        return projected(model, args, value, wrt, tol) if order == 1 else None
+    if size > CHECK_MAX:  # along random projections
+        return projected(model, args, value, wrt, tol, order=order, direction=direction)
     ref = _reference(model, args, wrt, order, prepare)
     if ref is not None and direction is not None:
         k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
@@ -118,11 +122,13 @@ def _reference(model: Any, args: tuple, wrt: Any, order: int, prepare: Callable)
     return None
 
 
-# ----------------------------------------------------------- a large first derivative
-def projected(model: Any, args: tuple, value: Any, wrt: Any,
-              tol: tuple[float, float]) -> str | None:  # fmt: skip
-    """Why the first derivative ``value`` disagrees with JAX's checked float64 one along
-    random projections u . (J v), or None (it agrees, or no claim: see ``crosscheck``).
+# ------------------------------------------------------------------ a large derivative
+def projected(model: Any, args: tuple, value: Any, wrt: Any, tol: tuple[float, float],
+              order: int = 1, direction: Any = None) -> str | None:  # fmt: skip
+    """Why the derivative ``value`` disagrees with JAX's checked float64 one along random
+    projections u . (J v), or None (it agrees, or no claim: see ``crosscheck``). For
+    ``order`` 2, J is the Hessian H (the Jacobian of f's gradient); with ``direction`` d,
+    ``value`` is H d, projected along u alone: u . value against u . (H d).
 
     The tolerance: a projection is a sum over every entry, u . (J v) = sum_ij u_i J_ij v_j,
     so the rounding of each entry does not add up entry by entry. For u and v of
@@ -135,7 +141,8 @@ def projected(model: Any, args: tuple, value: Any, wrt: Any,
     at the tolerance, all in one entry or one rank (the heaviest tail: a product of two
     normals), is flagged by a projection with probability 1e-5; a wrong block with
     ||E|| = 100 x ROOM x rtol ||J|| (float64 AD: 1e-5 ||J||) escapes all three projections
-    with probability 5e-5, a larger one less.
+    with probability 5e-5, a larger one less. An HVP's error e = H d - (H d)_ref is a
+    vector: u . e has standard deviation ||e||, and its tolerance is on ||H d||.
     """
     indices = wrt_indices(wrt)
     parts = value if isinstance(value, tuple) else (value,)
@@ -148,14 +155,22 @@ def projected(model: Any, args: tuple, value: Any, wrt: Any,
     if any(np.size(p) != m * x.size for p, x in zip(parts, xs, strict=True)):
         return None  # not the same derivative
     rng = np.random.default_rng(SEED)
-    us = np.ones((PROJECTIONS, 1)) if m == 1 else rng.standard_normal((PROJECTIONS, m))
-    vs = [rng.standard_normal((PROJECTIONS, x.size)) for x in xs]
-    # the value read as J's (m, n_i) blocks: one pass over it for all the projections
-    blocks = [np.reshape(np.asarray(p, dtype=np.float64), (m, x.size))
-              for p, x in zip(parts, xs, strict=True)]  # fmt: skip
-    got = sum(np.sum(us * (b @ v.T).T, axis=1) for b, v in zip(blocks, vs, strict=True))
-    norm = math.sqrt(sum(float(np.vdot(b, b)) for b in blocks))
-    ref = _projected_reference(model, args, indices, us, vs)
+    if direction is not None:  # H d: one v for every projection, u of H's n rows
+        if m != 1 or len(xs) != 1 or np.size(direction) != n:
+            return None
+        us = rng.standard_normal((PROJECTIONS, n))
+        vs = [np.tile(np.ravel(np.asarray(direction, dtype=np.float64)), (PROJECTIONS, 1))]
+        got, norm = us @ flat(value), float(np.linalg.norm(flat(value)))
+        m = n  # the Hessian's rows
+    else:
+        us = np.ones((PROJECTIONS, 1)) if m == 1 else rng.standard_normal((PROJECTIONS, m))
+        vs = [rng.standard_normal((PROJECTIONS, x.size)) for x in xs]
+        # the value read as J's (m, n_i) blocks: one pass over it for all the projections
+        blocks = [np.reshape(np.asarray(p, dtype=np.float64), (m, x.size))
+                  for p, x in zip(parts, xs, strict=True)]  # fmt: skip
+        got = sum(np.sum(us * (b @ v.T).T, axis=1) for b, v in zip(blocks, vs, strict=True))
+        norm = math.sqrt(sum(float(np.vdot(b, b)) for b in blocks))
+    ref = _projected_reference(model, args, indices, us, vs, order)
     if ref is None:
         return None
     allowed = ROOM * (tol[0] * norm + tol[1])
@@ -163,24 +178,28 @@ def projected(model: Any, args: tuple, value: Any, wrt: Any,
     k = int(np.argmax(np.where(np.isfinite(off), off, np.inf)))
     if off[k] <= allowed:
         return None
-    what = "g . v" if m == 1 else "u . (J v)"  # a gradient's projection, or a Jacobian's
+    # a gradient's projection, a Jacobian's, or a Hessian's (v: d for an HVP)
+    what = "u . (H v)" if order == 2 else "g . v" if m == 1 else "u . (J v)"
+    whole = "the Hessian" if order == 2 else "the derivative"
+    ask = "scheme='forward-over-reverse'" if order == 2 else "mode='reverse'"
     return (f"it disagrees with JAX's checked float64 derivative along random projection "
-            f"{k + 1} of {PROJECTIONS} (the derivative has {m * n} entries, too many to "
+            f"{k + 1} of {PROJECTIONS} ({whole} has {m * n} entries, too many to "
             f"compare whole): {what} is {got[k]:.6g} where the reference gives "
             f"{ref[k]:.6g}, {off[k]:.1e} apart (allowed {allowed:.1e}: {ROOM:g} x "
             f"{tol[0]:.0e} x its norm {norm:.3g}), so some entries are wrong. What to do: "
-            f"compare it entry by entry with mode='reverse' on backend={REFERENCE!r} "
+            f"compare it entry by entry with {ask} on backend={REFERENCE!r} "
             "(precision='float64'), or use that one")  # fmt: skip
 
 
 def _projected_reference(model: Any, args: tuple, indices: tuple[int, ...], us: np.ndarray,
-                         vs: list[np.ndarray]) -> np.ndarray | None:  # fmt: skip
-    """u_k . (J v_k) for each projection k by JAX's float64 forward mode, checked (None when
-    it fails or cannot be checked), as ``_reference`` checks the whole derivative."""
+                         vs: list[np.ndarray], order: int = 1) -> np.ndarray | None:  # fmt: skip
+    """u_k . (J v_k) for each projection k by JAX's float64 forward mode (of f's gradient for
+    ``order`` 2: forward-over-reverse), checked (None when it fails or cannot be checked),
+    as ``_reference`` checks the whole derivative."""
     xs = tuple(args[i] for i in indices)
 
     def run(route: str) -> np.ndarray:
-        program, arrays = _program_for(model.function(REFERENCE), args, indices, route)
+        program, arrays = _program_for(model.function(REFERENCE), args, indices, route, order)
         use_cache()  # JAX's compilation cache on disk, as ``prepare`` turns it on
         with precision_scope("float64"):
             return np.asarray(program(xs, arrays, us, tuple(vs)), dtype=np.float64)
@@ -203,8 +222,8 @@ def _projected_reference(model: Any, args: tuple, indices: tuple[int, ...], us: 
 _PLAIN = (bool, int, float, complex, str, np.generic, type(None))
 
 
-def _program_for(f: Callable, args: tuple, indices: tuple[int, ...],
-                 route: str) -> tuple[Callable, list]:  # fmt: skip
+def _program_for(f: Callable, args: tuple, indices: tuple[int, ...], route: str,
+                 order: int = 1) -> tuple[Callable, list]:  # fmt: skip
     """(program, arrays): ``program(xs, arrays, us, vs)`` (``_projections``, jitted) for f's
     arguments ``args``, and the arrays of the others it takes. Their scalars (a Python
     number, a 0-d array) it holds as constants, as ``prepare`` holds small ones: a model may
@@ -217,36 +236,47 @@ def _program_for(f: Callable, args: tuple, indices: tuple[int, ...],
     held = tuple((i, type(a).__name__, a[()] if isinstance(a, np.ndarray) else a)
                  for i, a in enumerate(leaves) if np.ndim(a) == 0)  # fmt: skip
     build = _kept_program if all(isinstance(a, _PLAIN) for _, _, a in held) else _new_program
-    return build(f, indices, route, tree, taken, held), [leaves[i] for i in taken]
+    return build(f, indices, route, order, tree, taken, held), [leaves[i] for i in taken]
 
 
-def _new_program(f: Callable, indices: tuple[int, ...], route: str, tree: Any,
+def _new_program(f: Callable, indices: tuple[int, ...], route: str, order: int, tree: Any,
                  taken: tuple[int, ...], held: tuple) -> Callable:  # fmt: skip
     """``_projections``, jitted (see ``_program_for``)."""
-    return jax.jit(_projections(f, indices, route, tree, taken, held))
+    return jax.jit(_projections(f, indices, route, order, tree, taken, held))
 
 
 #: the last few check programs, each holding its model's f (not its data)
 _kept_program = functools.lru_cache(maxsize=8)(_new_program)
 
 
-def _projections(f: Callable, indices: tuple[int, ...], route: str, tree: Any,
+def _projections(f: Callable, indices: tuple[int, ...], route: str, order: int, tree: Any,
                  taken: tuple[int, ...], held: tuple) -> Callable:  # fmt: skip
     """``program(xs, arrays, us, vs)``: for each projection k (batched with ``jax.vmap``),
     "forward": (u_k . J v_k by ``jax.jvp``, the central difference of u_k . f along v_k);
-    "reverse": (u_k J by ``jax.vjp``) . v_k. xs: f's arguments at ``indices``; arrays and
-    held: the leaves of the others (``_program_for``)."""
+    "reverse": (u_k J by ``jax.vjp``) . v_k. For ``order`` 2, f's gradient stands for f
+    (J is the Hessian: forward-over-reverse, differences of the gradient, and
+    reverse-over-reverse). xs: f's arguments at ``indices``; arrays and held: the leaves
+    of the others (``_program_for``)."""
 
     def program(xs: tuple, arrays: list, us: Any, vs: tuple) -> Any:
         leaves = dict(zip(taken, arrays, strict=True))
         leaves.update((i, a) for i, _, a in held)
         args = jax.tree_util.tree_unflatten(tree, [leaves[i] for i in range(len(leaves))])
 
-        def along(*moved: Any) -> Any:  # f's output, flat, of the differentiated arguments
+        def of(*moved: Any) -> Any:  # f's output of the differentiated arguments
             full = list(args)
             for i, x in zip(indices, moved, strict=True):
                 full[i] = x
-            return jnp.ravel(f(*full))
+            return f(*full)
+
+        def scalar(*moved: Any) -> Any:  # a second derivative's f is a scalar
+            return jnp.reshape(of(*moved), ())
+
+        def along(*moved: Any) -> Any:  # f's output, flat, or for order 2 its gradient
+            if order == 1:
+                return jnp.ravel(of(*moved))
+            grads = jax.grad(scalar, argnums=tuple(range(len(moved))))(*moved)
+            return jnp.concatenate([jnp.ravel(g) for g in grads])
 
         # central differences' default step for x's largest entry, along v (~4 at its largest)
         biggest = jnp.max(jnp.stack([jnp.max(jnp.abs(x), initial=0.0) for x in xs]))

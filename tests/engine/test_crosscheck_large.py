@@ -1,14 +1,16 @@
 """A derivative too large to compare whole is still held to JAX's checked float64 one.
 
 Above ``CHECK_MAX`` entries the reference would cost as much as the derivative itself, so
-a first derivative is compared along a few random projections u . (J v) instead. A wrong
+a first derivative is compared along a few random projections u . (J v) instead, a
+Hessian along u . (H v), and an HVP whose Hessian is that large along u . (H d). A wrong
 block (an all-zero Jacobian from one backend was once caught only by an outside
 validator) must not be called trusted; a right one must stay trusted.
 
 Internals: ``crosscheck`` (adlab.engine.derivative) and ``CHECK_MAX``
 (adlab.engine.crosscheck) on derivatives made wrong on purpose, which no public call can
-be handed; ``Prepared.first_result`` patched to hand ``derivative`` a wrong block; the
-check's kept programs (``_kept_program``), which no public call shows.
+be handed; ``Prepared.first_result`` (``Prepared.__call__`` for ``hessian`` and ``hvp``)
+patched to hand the public call a wrong block; the check's kept programs
+(``_kept_program``), which no public call shows.
 """
 
 from __future__ import annotations
@@ -165,3 +167,70 @@ def test_no_claim_on_a_wrapped_function_off_the_reference():
     m = adlab.Model.from_function(lambda x: x * x)
     x = np.linspace(0, 1, 2000)
     assert crosscheck(m, (x,), np.zeros(2000), **{**KW, "backend": "numpy"}) is None
+
+
+#: a scalar f with a dense Hessian (rank one plus a diagonal, and more), for n = N: 1,600 entries
+SCALAR = (
+    "def setup(n, rng):\n    return rng.normal(size=n),\n"
+    "def f(x):\n    return np.sum(np.tanh(x * np.dot(x, np.sin(x)))) + np.sum(np.cos(x) * x**2)\n"
+)
+SECOND = dict(KW, mode="hessian", scheme="forward-over-reverse", order=2)
+
+
+def _wrong(monkeypatch, mode, spoil):
+    """``Prepared.__call__`` spoiling torch's ``mode`` ("hessian", "hvp") result with ``spoil``."""
+    real = adlab.Prepared.__call__
+
+    def spoiled(self, *a):
+        value = real(self, *a)
+        if self.mode == mode and self.backend == "torch":  # the result under test alone
+            value = np.array(value.numpy(force=True))
+            spoil(value)
+        return value
+
+    monkeypatch.setattr(adlab.Prepared, "__call__", spoiled)
+
+
+def test_a_right_large_hessian_and_hvp_stay_trusted():
+    m = adlab.Model.from_source(SCALAR)
+    (x,) = m.setup(N, 0)
+    d = np.linspace(-1, 1, N)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adlab.UntrustedWarning)
+        H, info = adlab.hessian(m, x, backend="torch", full_output=True)
+        hv, vinfo = adlab.hvp(m, x, d, backend="torch", full_output=True)
+    assert info.trusted and info.note is None and vinfo.trusted
+    np.testing.assert_allclose(H, adlab.hessian(m, x), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hv, H @ d, rtol=1e-10, atol=1e-12)
+    # central differences of the gradient are off by their truncation error, within tolerance
+    assert crosscheck(m, (x,), H * (1 + 1e-6), **{**SECOND, "scheme": "numeric"}) is None
+    wrong = H.copy()
+    wrong[:4, :4] *= 1.001  # sixteen entries off by 0.1%
+    assert "u . (H v) is" in crosscheck(m, (x,), wrong, **SECOND)
+
+
+def test_hessian_flags_a_large_hessian_with_a_wrong_block(monkeypatch):
+    def zero_block(H):
+        H[20:30, 5:15] = 0.0  # a hundred entries of 1,600
+
+    _wrong(monkeypatch, "hessian", zero_block)
+    m = adlab.Model.from_source(SCALAR)
+    (x,) = m.setup(N, 0)
+    assert N * N > CHECK_MAX
+    with pytest.warns(adlab.UntrustedWarning, match="forward-over-reverse on torch: it disagrees"):
+        _, info = adlab.hessian(m, x, backend="torch", full_output=True)
+    assert info.trusted is False and "along random projection" in info.note
+    assert "the Hessian has 1600 entries" in info.note and "u . (H v) is" in info.note
+    assert "compare it entry by entry with scheme='forward-over-reverse'" in info.note
+
+
+def test_hvp_flags_a_wrong_product_whose_hessian_is_large(monkeypatch):
+    def off(hv):
+        hv[3] += 1e-3 * np.linalg.norm(hv)  # one entry off by 0.1% of the whole
+
+    _wrong(monkeypatch, "hvp", off)
+    m = adlab.Model.from_source(SCALAR)
+    (x,) = m.setup(N, 0)
+    with pytest.warns(adlab.UntrustedWarning, match="hvp forward-over-reverse on torch"):
+        _, info = adlab.hvp(m, x, np.linspace(-1, 1, N), backend="torch", full_output=True)
+    assert info.trusted is False and "random projection" in info.note
