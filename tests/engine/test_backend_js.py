@@ -338,6 +338,25 @@ def test_node_killed_mid_session_is_a_clear_error_and_the_next_call_restarts_it(
     np.testing.assert_array_equal(p(*p.inputs), before)  # a fresh Node, the program reloaded
 
 
+@pytest.mark.skipif(not hasattr(os, "waitid"), reason="os.waitid: POSIX")
+def test_node_that_died_before_the_next_call_is_the_same_clear_error():
+    # The test above raced the kernel: where Node was gone before the next call (a pause of a
+    # few ms, a GC in a long session), that call restarted it in silence. Here it is gone:
+    # waited for without being reaped (WNOWAIT), so Python's Popen still finds it dead.
+    from adlab.engine.backends.js.node import NodeCrashed, node
+
+    m = _model("rosenbrock")
+    p = adlab.prepare(m, *m.setup(4), backend="js")
+    before = p(*p.inputs)
+    pid = node().pid
+    os.kill(pid, signal.SIGKILL)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    with pytest.raises(NodeCrashed, match="killed by signal 9 after its last answer"):
+        p(*p.inputs)
+    np.testing.assert_array_equal(p(*p.inputs), before)
+    assert node().pid != pid
+
+
 def test_a_stuck_or_dying_node_is_an_error_never_a_hang():
     from adlab.engine.backends.js.node import NodeCrashed, node
 

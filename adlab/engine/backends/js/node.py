@@ -4,7 +4,8 @@ Started on first use and kept for the life of the Python process (``atexit``
 closes its stdin, and ``runtime.js`` exits when stdin closes, also when Python
 dies without running ``atexit``). Every answer is awaited with a timeout, so a
 crashed or stuck Node is an error that says so, never a hang; the next request
-starts a fresh process (``generation`` tells programs to load themselves again).
+starts a fresh process (``generation`` tells programs to load themselves again). A Node
+that died between requests is that error too, at the next request: never a silent restart.
 """
 
 from __future__ import annotations
@@ -73,8 +74,21 @@ class Node:
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
-    def _alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+    def _running(self) -> None:
+        """Start Node where none runs (first use, or closed after a crash, a timeout).
+
+        Raises:
+            NodeCrashed: the process died since its last answer (killed, out of memory);
+                closed, so the next request starts a fresh one.
+        """
+        # A process found dead is reported, never restarted in silence: whether a death is
+        # seen here or mid-request (a broken pipe, no answer) depends only on how soon the
+        # kernel has reaped it, so a silent restart would make one crash an error or not
+        # by a few milliseconds' timing (a GC pause, a busy CPU).
+        if self._proc is not None and self._proc.poll() is not None:
+            raise self._crashed("after its last answer")
+        if self._proc is None:
+            self._start()
 
     def _start(self) -> None:
         exe = node_path()
@@ -111,9 +125,7 @@ class Node:
     def ensure(self) -> int:
         """Start Node where it is not running; the generation of the running process."""
         with self._lock:
-            if not self._alive():
-                self.close()
-                self._start()
+            self._running()
             return self.generation
 
     # ---------------------------------------------------------- requests
@@ -125,9 +137,7 @@ class Node:
             JsError: the runtime raised.
         """
         with self._lock:
-            if not self._alive():
-                self.close()
-                self._start()
+            self._running()
             return self._ask(msg, timeout)
 
     def forget(self, generation: int, program: int) -> None:
