@@ -38,6 +38,24 @@ BROKEN_RENDER = re.compile(
 # Console errors that count: those from the Lab's widgets, Bokeh and jupyter_bokeh.
 OURS = re.compile(r"bokeh|jupyter[-_]widgets|ipywidgets|widget|adlab", re.IGNORECASE)
 DONE = re.compile(r"Done: (\d+) points")
+# Every wait below waits for what a person would see; its bound only catches a hang. A cold
+# machine (JupyterLab's assets, pyc, JAX's compile cache all cold) is several times slower.
+REACT_S = 120  # seconds for the page to show what the kernel just did
+# The Lab's budget is seconds per point, compile included: a point over it is skipped, and a
+# series with every point skipped is listed in the table but drawn in no legend. Its default
+# (2 s) is for a person's machine; a cold one compiled JAX's Hessian past it. The tests check
+# what is drawn, not how fast: a budget only a hang reaches.
+BUDGET_S = 120.0
+
+
+@pytest.fixture
+def quickstart(notebooks_copy: Path) -> Path:
+    """The quickstart's copy, its Lab given ``BUDGET_S`` (nothing else changed)."""
+    path = notebooks_copy / NOTEBOOK
+    text = path.read_text()
+    assert text.count("adlab.Lab()") == 1, "the quickstart's Lab cell changed: update the test"
+    path.write_text(text.replace("adlab.Lab()", f"adlab.Lab(budget_s={BUDGET_S})"))
+    return path
 
 
 @pytest.fixture
@@ -63,7 +81,7 @@ def wait_until(what: str, check: Callable[[], object], timeout: float, every: fl
 
 
 @pytest.mark.timeout(480, method="signal")
-def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
+def test_quickstart_lab_in_jupyterlab(quickstart, lab_server, browser_page, screenshots):
     page, console = browser_page
     shots = iter(range(1, 100))
 
@@ -79,7 +97,7 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     page.locator(".lm-MenuBar-item", has_text="Run").click()
     page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
     wait_until("every code cell to finish", lambda: run_all_finished(page), timeout=180)
-    wait_for_kernel_idle(page, timeout=60)
+    wait_for_kernel_idle(page, timeout=REACT_S)
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
     if not all(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts):
         shot("run-all-stopped")
@@ -88,19 +106,25 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
 
     # -- 2. the Lab renders: controls, plots drawn, no broken-render placeholder -----------
     lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
-    lab.wait_for(timeout=60_000)
-    for hook in ("adlab-editor", "adlab-n", "adlab-run", "adlab-status", "adlab-plots"):
-        assert lab.locator(f".{hook}").count() == 1, f"the Lab has no .{hook} element"
+    lab.wait_for(timeout=REACT_S * 1000)
+    # the Lab's widgets render one by one (each its own view): the editor first is no sign
+    # that the others are there
+    hooks = ("adlab-editor", "adlab-n", "adlab-run", "adlab-status", "adlab-plots")
+
+    def missing() -> list[str]:
+        return [h for h in hooks if lab.locator(f".{h}").count() != 1]
+
+    wait_until("the Lab's controls and plots", lambda: not missing(), timeout=REACT_S)
     canvases = lab.locator(".adlab-plots canvas")
 
     def plots_drawn() -> bool:
         assert_no_placeholder(page)  # fails at once, rather than waiting for a canvas
-        return canvases.count() > 0
+        return canvases.count() >= 4
 
-    wait_until("the Bokeh plots to draw a canvas", plots_drawn, timeout=60)
-    assert canvases.count() >= 4, f"{canvases.count()} canvases for four figures"
+    # BokehJS draws the four figures one after another: wait for all four, not the first
+    wait_until("the Bokeh plots to draw four canvases", plots_drawn, timeout=REACT_S)
     table = lab.locator(".adlab-plots .slick-viewport").first
-    table.wait_for(timeout=30_000)
+    table.wait_for(timeout=REACT_S * 1000)
     lab.locator(".adlab-editor").scroll_into_view_if_needed()
     shot("lab-rendered")
     assert_rendered_cleanly(page, console)
@@ -117,13 +141,19 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     seen = watch_status(status, until=DONE, timeout=240)
     n_points = int(DONE.search(seen[-1]).group(1))
     assert n_points > 0, seen[-1]
-    wait_until("table rows", rows.count, timeout=30)
+    wait_until("table rows", rows.count, timeout=REACT_S)
     first_rows = rows.all_inner_texts()
     assert any(re.search(r"\d", r) for r in first_rows), first_rows
-    # the legends (drawn on canvas) name the series the table lists, read via BokehJS
-    series = set(lab.locator(".adlab-plots .slick-cell.l0").all_inner_texts()) - {""}
-    legends = legend_labels(page)
-    assert series and series <= legends, f"series {series} missing from legends {legends}"
+
+    # the legends (drawn on canvas) name the series the table lists, read via BokehJS; the
+    # table and the plots are updated apart: waited for until both show the run
+    def series_in_legends() -> tuple[set[str], set[str]] | None:
+        series = set(lab.locator(".adlab-plots .slick-cell.l0").all_inner_texts()) - {""}
+        legends = legend_labels(page)
+        return (series, legends) if series and series <= legends else None
+
+    wait_until("the legends to name the series the table lists", series_in_legends,
+               timeout=REACT_S)  # fmt: skip
     table.scroll_into_view_if_needed()
     shot("after-run")
     assert_rendered_cleanly(page, console)
@@ -134,10 +164,10 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     drag_slider(page, lab.locator(".adlab-n"), by=-0.25)
     n_after = wait_until("the slider's readout to change",
                          lambda: readout.inner_text() != n_before and readout.inner_text(),
-                         timeout=30)  # fmt: skip
+                         timeout=REACT_S)  # fmt: skip
     assert float(n_after) < float(n_before), (n_before, n_after)
     wait_until("the status line to react to n", lambda: "Settings changed" in status.inner_text(),
-               timeout=30)  # fmt: skip
+               timeout=REACT_S)  # fmt: skip
     lab.locator(".adlab-n").scroll_into_view_if_needed()
     shot("slider-moved")
 
@@ -148,7 +178,8 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     original = editor_lines(editor)
     assert len(original) > 3, original
     wait_until("the editor's line numbers",
-               lambda: str(len(original)) in numbers.all_inner_texts(), timeout=30)  # fmt: skip
+               lambda: str(len(original)) in numbers.all_inner_texts(),
+               timeout=REACT_S)  # fmt: skip
     cells = page.locator(".jp-Notebook .jp-Cell").count()
     content.click()
     page.keyboard.press("Control+End")
@@ -162,16 +193,17 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     assert page.locator(".jp-Notebook .jp-Cell").count() == cells
     blur(lab)
     error = lab.locator(".adlab-error")
-    wait_until(f"the error box to name line {line}",
-               lambda: f"line {line}" in error.inner_text(), timeout=30)  # fmt: skip
+    # the error box and the status line are two widgets, each updated by its own message
+    wait_until(f"the error box and the status line to name line {line}",
+               lambda: f"line {line}" in error.inner_text()
+               and f"line {line}" in status.inner_text(), timeout=REACT_S)  # fmt: skip
     assert "SyntaxError" in error.inner_text(), error.inner_text()
-    assert f"line {line}" in status.inner_text(), status.inner_text()
     marked = editor.locator(".cm-adlab-errorLine")
-    wait_until("the editor to mark the error's line", marked.count, timeout=30)
+    wait_until("the editor to mark the error's line", marked.count, timeout=REACT_S)
     assert marked.count() == 1 and marked.inner_text() == TYPO, marked.all_inner_texts()
     gutter_mark = editor.locator(".cm-lineNumbers .cm-adlab-errorGutter")
     assert gutter_mark.inner_text().strip() == str(line), gutter_mark.all_inner_texts()
-    assert editor.locator(".cm-adlab-errorMarker").is_visible()
+    editor.locator(".cm-adlab-errorMarker").wait_for(state="visible", timeout=REACT_S * 1000)
     editor.scroll_into_view_if_needed()
     shot("syntax-error")
 
@@ -182,17 +214,17 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
         page.keyboard.press("Backspace")
     assert "\n".join(editor_lines(editor)).rstrip("\n") == "\n".join(original).rstrip("\n")
     blur(lab)
-    wait_until("the error box to clear", lambda: not error.inner_text().strip(), timeout=30)
-    wait_until("the mark to go", lambda: marked.count() == 0, timeout=30)
-    assert editor.locator(".cm-adlab-errorGutter, .cm-adlab-errorMarker").count() == 0
+    wait_until("the error box to clear", lambda: not error.inner_text().strip(), timeout=REACT_S)
+    marks = editor.locator(".cm-adlab-errorLine, .cm-adlab-errorGutter, .cm-adlab-errorMarker")
+    wait_until("the marks to go", lambda: marks.count() == 0, timeout=REACT_S)
     wait_until("the status line to accept the model",
-               lambda: "Model updated" in status.inner_text(), timeout=30)  # fmt: skip
+               lambda: "Model updated" in status.inner_text(), timeout=REACT_S)  # fmt: skip
     run.click()
     seen = watch_status(status, until=DONE, timeout=240)
     n_points_again = int(DONE.search(seen[-1]).group(1))
     # a smaller n measures fewer sizes: the slider's n reached the run
     assert 0 < n_points_again < n_points, (n_points, seen[-1])
-    wait_until("table rows", rows.count, timeout=30)
+    wait_until("table rows", rows.count, timeout=REACT_S)
     table.scroll_into_view_if_needed()
     shot("fixed-and-ran-again")
     assert_rendered_cleanly(page, console)
@@ -203,12 +235,12 @@ def test_quickstart_lab_in_jupyterlab(lab_server, browser_page, screenshots):
     assert hessian.is_enabled(), "the Hessian is greyed out with JAX ticked"
     hessian.check()
     wait_until("the status line to react to the tick",
-               lambda: "Settings changed" in status.inner_text(), timeout=30)  # fmt: skip
+               lambda: "Settings changed" in status.inner_text(), timeout=REACT_S)  # fmt: skip
     run.click()
     watch_status(status, until=DONE, timeout=240)
     # the legends (read via BokehJS: the table shows only its first rows) name the series
     label = "hessian[forward-over-reverse]"
-    wait_until(f"{label} in the legends", lambda: label in legend_labels(page), timeout=30)
+    wait_until(f"{label} in the legends", lambda: label in legend_labels(page), timeout=REACT_S)
     table.scroll_into_view_if_needed()
     shot("hessian-ran")
     assert_rendered_cleanly(page, console)
