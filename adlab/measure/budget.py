@@ -30,7 +30,9 @@ is fixed overhead plus noise, and extrapolating noise would skip points for noth
 
 Growth needs evidence from this run. A program loaded from adlab's cache
 brings what compiling it took back then (``Prepared.cold_compile_s``): a past
-measurement under unknown load. Complex step on ``normal_logpdf`` read 0.096 s
+measurement under unknown load. The cache keeps CPU seconds, not the wall
+seconds a busy machine stretches several times over (issue 31), but those too can
+run high. Complex step on ``normal_logpdf`` read 0.096 s
 at n = 1, 0.47 s at n = 3 and 0.19 s at n = 10 from a cache filled under load,
 where it compiles in 0.004-0.05 s; extrapolated, the first two skipped every
 size from n = 10 on, on every later run (issue 22). So growth is

@@ -99,7 +99,8 @@ def test_a_second_process_loads_the_programs_the_first_compiled(tmp_path):
     assert second["loaded"] and second["traces"] == first["traces"] - 1
     assert second["hits"] >= 1  # JAX's cache: the wrapped function, compiled by the first
     assert second["value"] == first["value"] and second["flops"] == first["flops"]
-    assert second["cold_compile_s"] == first["compile_s"]  # what compiling took, kept
+    # what compiling took, kept: its CPU seconds, at most the wall seconds waited (issue 31)
+    assert 0 < second["cold_compile_s"] <= first["compile_s"]
     assert second["compile_s"] != first["compile_s"]  # the load, not passed off as compile
     assert (_entries(where), _programs(where)) == (written, programs)  # nothing new to write
     # without adlab's entry the program is compiled afresh (an executable from JAX's

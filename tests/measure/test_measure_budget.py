@@ -205,3 +205,39 @@ def test_the_default_modes_run_twice_on_one_cache_skip_nothing_the_first_measure
     assert [(r.label, r.n, r.skipped) for r in second if (r.label, r.n) in measured
             and r.skipped] == []  # fmt: skip
     assert all(r.compile_loaded for r in second if (r.label, r.n) in measured)
+
+
+#: what each compile waits for a core while the cache is filled (issue 31): past the budget
+WAIT_S = 2.0
+
+
+def test_a_cache_filled_on_a_busy_machine_skips_no_point_of_a_quiet_sweep(cache_dir, monkeypatch):
+    """Issue 31: the cache filled at n = 3 beside 8 CPU-burning processes kept each compile's
+    wall seconds, stretched past the budget, and a quiet sweep of the same model later
+    skipped n = 10 on them. Here each compile of the fill waits first (a sleep: wall seconds
+    without CPU seconds, as a process waiting for a core), through the real recording path:
+    the wait shows in the fill's compile_s, the cache keeps the CPU seconds, and the quiet
+    sweep, loading n = 3, skips nothing on a prediction."""
+    import time
+
+    import jax
+
+    compile_ = jax.stages.Lowered.compile
+
+    def waiting(self, *args, **kwargs):
+        time.sleep(WAIT_S)
+        return compile_(self, *args, **kwargs)
+
+    monkeypatch.setattr(jax.stages.Lowered, "compile", waiting)
+    filled = list(adlab.bench(_model(), [3], ["complex-step"], reference=None, **FAST))
+    monkeypatch.setattr(jax.stages.Lowered, "compile", compile_)
+    # what the user waited is shown as the compile time
+    assert all(r.compile_s >= WAIT_S for r in filled), [(r.label, r.compile_s) for r in filled]
+    kept = [pickle.loads(p.read_bytes())["compile_s"] for p in cache_dir.glob("*.program")]
+    assert kept and all(s < WAIT_S for s in kept), kept
+    quiet = list(adlab.bench(_model(), [1, 3, 10], ["complex-step"], reference=None, **FAST))
+    assert all(r.compile_loaded for r in quiet if r.n == 3)
+    # a prepare that overran on a busy machine may bound the next size (preparing it took)
+    predicted = [(r.label, r.n, r.skipped) for r in quiet if (r.skipped or "").startswith(
+        "predicted") and "preparing it took" not in r.skipped]  # fmt: skip
+    assert predicted == []

@@ -77,7 +77,8 @@ class Hit:
     Attributes:
         compiled: the ``jax.stages.Compiled`` program.
         load_s: seconds to read and load it (what ``compile_s`` reports on a hit).
-        compile_s: what compiling it took when it was compiled (trace, lower, XLA).
+        compile_s: what compiling it took when it was compiled (trace, lower, XLA): its
+            CPU seconds, at most its wall seconds (``backends.jax.compile_clock``).
         biggest: (bytes, words) of its largest intermediate array, for the memory check.
         xla: XLA's cost and memory analysis of the compiled program.
         cost: ``Prepared.cost()``'s dict, or None when not computed before.
