@@ -7,8 +7,24 @@ a minute. The kernels nbval starts inherit this environment. Set
 """
 
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("ADLAB_QUICK", "1")
+
+# The tests keep a compile cache of their own, never the user's (~/.cache/adlab, or their
+# ADLAB_CACHE_DIR): a test's outcome must not depend on what a user's cache holds, and a run
+# must not fill a user's home. One directory per run, empty at its start and shared by the
+# run's processes (xdist workers, notebook kernels and subprocesses inherit the variable), so
+# a program many tests compile alike is compiled once per run. Measured (README, "Set up"):
+# the quick loop from an empty cache against one a previous run had filled. The run that
+# made the directory removes it at its end; a test of the cache itself still takes a fresh
+# tmp_path of its own.
+_RUN_CACHE = "ADLAB_TESTS_CACHE_DIR"
+_made_cache = not os.environ.get(_RUN_CACHE)
+if _made_cache:
+    os.environ[_RUN_CACHE] = tempfile.mkdtemp(prefix="adlab-tests-cache-")
+os.environ["ADLAB_CACHE_DIR"] = os.environ[_RUN_CACHE]
 
 # nbval's reference outputs for # NBVAL_CHECK_OUTPUT cells live in
 # notebooks/expected/, so the committed notebooks carry no outputs at all.
@@ -22,6 +38,7 @@ import tests.nbval_expected  # noqa: E402,F401
 SLOW = (
     'tests/browser/',
     'tests/tutorial/test_binder.py::test_binder_requirements_install_and_the_quickstart_runs',
+    'tests/test_own_cache.py::test_a_run_of_the_tests_leaves_the_users_cache_as_it_was',
     'tests/engine/test_framework_startup.py::test_the_order_that_crashes_is_the_one_guarded_against',
     'tests/engine/test_framework_startup.py::test_adlabs_backends_load_triton_before_tensorflow_can_come',
     'tests/engine/test_framework_startup.py::test_tensorflow_imported_first_by_the_user_refuses_torch_compile_clearly',
@@ -52,3 +69,9 @@ def pytest_collection_modifyitems(config, items):
         node = item.nodeid
         if node.split("::")[0].endswith(".ipynb") or any(node.startswith(s) for s in SLOW):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_unconfigure(config):
+    """The run that made the tests' cache removes it (workers and kernels have ended)."""
+    if _made_cache and not hasattr(config, "workerinput"):
+        shutil.rmtree(os.environ[_RUN_CACHE], ignore_errors=True)

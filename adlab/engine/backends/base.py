@@ -47,6 +47,9 @@ class Program:
         timer: for a program that runs outside Python (JavaScript), what times it where
             it runs (``start(target_s, budget_s)``, ``repeats(k)``, ``where``, ``device``;
             see ``backends.js.timer``); None: a sweep times the Python call.
+        typed: ``call`` refuses an x of another dtype than the one it was made for (JAX's
+            compiled program checks its arguments' types in C++), so ``Prepared`` reads x's
+            dtype only after a refusal, not before every call.
     """
 
     call: Callable[[Any], Any]
@@ -58,6 +61,7 @@ class Program:
     loaded: bool = False
     cold_compile_s: float | None = None
     timer: Any = None
+    typed: bool = False
 
 
 def tree_map(fn: Callable, tree: Any) -> Any:

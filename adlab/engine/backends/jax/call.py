@@ -190,7 +190,8 @@ def program(built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str
                                                 built.cost_fn, args, precision))  # fmt: skip
     return Program(call=fast, fallback=through_jit, compile_s=compile_s, first=first, cost=cost,
                    compiled=compiled, loaded=hit is not None,
-                   cold_compile_s=hit.compile_s if hit is not None else compile_s)  # fmt: skip
+                   cold_compile_s=hit.compile_s if hit is not None else compile_s,
+                   typed=compiled is not None)  # fmt: skip
 
 
 def _compile(jitted: Any, example: tuple, jit: bool, guard: Callable,
