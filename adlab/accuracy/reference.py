@@ -78,7 +78,10 @@ def reference(
     if derive is None:
 
         def derive(mode: str) -> Any:
-            return derivative(model, *args, mode=mode, wrt=wrt, precision="float64")
+            # held to each other below: derivative's own cross-check would compile a third
+            # program to check them against (check=False)
+            return derivative(model, *args, mode=mode, wrt=wrt, precision="float64",
+                              check=False)  # fmt: skip
 
     rev = derive(routes[0])
     first_order = routes == ("reverse", "forward")

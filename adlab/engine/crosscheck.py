@@ -42,6 +42,7 @@ from .compare import FLOORS, close, flat, tolerance, verdict
 from .model.args import cast_args, wrt_indices
 from .model.precision import precision_scope
 from .modes.numeric import default_step
+from .whole_reference import FAST_COMPILE, as_value, whole
 
 #: derivatives with more entries than this are not compared whole: the reference
 #: would cost as much as the derivative itself (they are projected instead)
@@ -88,7 +89,7 @@ def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: A
         return None
     if size > CHECK_MAX:  # along random projections
         return projected(model, args, value, wrt, tol, order=order, direction=direction)
-    ref = _reference(model, args, wrt, order, prepare)
+    ref, _ = _reference(model, args, wrt, order, prepare)
     if ref is not None and direction is not None:
         k = np.size(direction)  # a scalar x's Hessian is a scalar: (1, 1) here
         ref = np.reshape(np.reshape(ref, (k, k)) @ np.ravel(direction), np.shape(direction))
@@ -97,29 +98,29 @@ def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: A
     return verdict(value, ref, tol)
 
 
-def _reference(model: Any, args: tuple, wrt: Any, order: int, prepare: Callable) -> Any:
-    """JAX's float64 derivative, checked (None when it fails or cannot be checked)."""
-
-    def run(mode: str, scheme: str = "central") -> Any:
-        if order == 2:
-            mode, scheme = "hessian", mode
-        p = prepare(model, *args, mode=mode, scheme=scheme, wrt=wrt, precision="float64")
-        out = p(*p.inputs)
-        return tuple(map(np.asarray, out)) if isinstance(out, tuple) else np.asarray(out)
-
-    first, *checks = (("forward-over-reverse", "numeric", "reverse-over-reverse") if order == 2
-                      else ("reverse", "numeric", "forward"))  # fmt: skip
+def _reference(model: Any, args: tuple, wrt: Any, order: int,
+               prepare: Callable) -> tuple[Any, str | None]:  # fmt: skip
+    """(JAX's float64 derivative, checked, flat as ``compare.flat`` reads the value; the
+    check it passed: "numeric", or "forward" where central differences disagreed: f has a
+    kink near x). (None, None) when it fails or cannot be checked. The reference and its
+    differences are one program, the other route (forward mode; reverse-over-reverse) a
+    second, compiled only where the differences disagree (``whole_reference``: one compile,
+    not ``prepare``'s two). ``prepare`` is not needed here any more."""
+    indices = wrt_indices(wrt)
+    args = cast_args(tuple(args), np.float64, indices)
+    f = model.function(REFERENCE)
     try:
-        ref = run(first)
-        if not np.all(np.isfinite(flat(ref))):
-            return None
-        agree = ((DIFFERENCES_AGREE, DIFFERENCES_FLOOR), (FORWARD_AGREE, FLOORS["float64"]))
-        for check, (rtol, atol) in zip(checks, agree, strict=True):
-            if close(run(check), ref, rtol, atol):
-                return ref
+        ref, differences = whole(f, args, indices, order, "first")
+        if not np.all(np.isfinite(ref)):
+            return None, None
+        if close(differences, ref, DIFFERENCES_AGREE, DIFFERENCES_FLOOR):
+            return as_value(ref, args, indices), "numeric"
+        (other,) = whole(f, args, indices, order, "other")
+        if close(other, ref, FORWARD_AGREE, FLOORS["float64"]):
+            return as_value(ref, args, indices), "forward"
     except Exception:  # the reference's own failure: no claim about the value
-        return None
-    return None
+        return None, None
+    return None, None
 
 
 # ------------------------------------------------------------------ a large derivative
@@ -242,7 +243,9 @@ def _program_for(f: Callable, args: tuple, indices: tuple[int, ...], route: str,
 def _new_program(f: Callable, indices: tuple[int, ...], route: str, order: int, tree: Any,
                  taken: tuple[int, ...], held: tuple) -> Callable:  # fmt: skip
     """``_projections``, jitted (see ``_program_for``)."""
-    return jax.jit(_projections(f, indices, route, order, tree, taken, held))
+    # it runs once: compiled fast (``whole_reference.FAST_COMPILE``)
+    return jax.jit(_projections(f, indices, route, order, tree, taken, held),
+                   compiler_options=FAST_COMPILE)  # fmt: skip
 
 
 #: the last few check programs, each holding its model's f (not its data)

@@ -212,6 +212,7 @@ def derivative(
     inner: Inner = "reverse",
     device: Device | None = None,
     where: Where | None = None,
+    check: bool = True,
 ) -> Any:
     """The derivative of ``f(x, *args)`` with respect to argument(s) ``wrt``.
 
@@ -255,6 +256,11 @@ def derivative(
         where: for the JavaScript backends, "node" or "browser": the Lab's page, while
             one is attached (else they run in Node, and ``Prepared.where`` says so).
             None: wherever this thread's JavaScript runs (Node outside the Lab).
+        check: hold a first derivative to JAX's checked float64 one (``crosscheck``: a
+            result that disagrees warns, ``UntrustedWarning``). False skips that (on
+            PyTorch, TensorFlow and autograd, the JAX program the check compiles): the
+            result is then only tested to be finite, and its ``DerivativeInfo`` says
+            ``trusted=False`` with the note ``UNCHECKED``, without a warning.
 
     References:
         Richardson extrapolation and step sizes: see ``adlab.engine.modes.numeric``;
@@ -270,16 +276,29 @@ def derivative(
     trusted, note = p.trusted, p.note
     rule = get_rule(mode)  # a first derivative (derivative(mode="primal") gives f)
     if rule.is_derivative and rule.order == 1:
+        # check=False: only the free test that the value is finite (reference=True)
         wrong = crosscheck(p.model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
                            precision=p.precision, backend=backend,
-                           reference=backend == REFERENCE and mode == "reverse"
+                           reference=not check or backend == REFERENCE and mode == "reverse"
                            and p.precision == "float64")  # fmt: skip
         if wrong:
             trusted, note = False, wrong
             warnings.warn(f"{mode} on {backend}: {wrong}", UntrustedWarning, stacklevel=2)
+        elif not check:
+            trusted, note = unchecked(trusted, note)
     if not full_output:
         return value
     return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note)
+
+
+#: the note of a result that was not held to JAX's checked float64 derivative
+UNCHECKED = "not checked (check=False): not held to JAX's checked float64 derivative"
+
+
+def unchecked(trusted: bool, note: str | None) -> tuple[bool, str | None]:
+    """(trusted, note) of a result whose cross-check was skipped: never trusted (nothing
+    vouched for it), and the note says so after any the mode gave."""
+    return False, UNCHECKED if note is None else f"{note}; {UNCHECKED}"
 
 
 def crosscheck(model: Any, args: tuple, value: Any, **options: Any) -> str | None:
@@ -289,6 +308,6 @@ def crosscheck(model: Any, args: tuple, value: Any, **options: Any) -> str | Non
 
 
 __all__ = [
-    "DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "cast_args", "crosscheck",
-    "derivative", "prepare",
+    "UNCHECKED", "DerivativeInfo", "ModelError", "Prepared", "UntrustedWarning", "cast_args",
+    "crosscheck", "derivative", "prepare", "unchecked",
 ]  # fmt: skip

@@ -47,8 +47,10 @@ class DerivativeInfo:
         compile_s: seconds to trace, lower and compile (0 when not jitted).
         step: the finite-difference or complex step used, if any (None: default,
             scaled to |x| per component for numeric).
-        trusted: False when the result cannot be vouched for; see ``note``.
-        note: the reason, or None.
+        trusted: False when the result cannot be vouched for; see ``note``. Also False,
+            without a warning, where the cross-check against JAX's float64 derivative was
+            skipped (``check=False``): nothing vouched for it.
+        note: the reason (``check=False``: "not checked (check=False): ..."), or None.
         colors, nnz: for ``sparse=True``, the passes the pattern's coloring needs and
             the pattern's nonzeros; None otherwise.
         via: for ``sparse=True``, how the passes were found where not from the

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._vocab import Backend, Composition, Inner, ModelError, Precision
 from .backends import DEFAULT, REFERENCE, facts_of, get_backend
-from .derivative import crosscheck, prepare
+from .derivative import crosscheck, prepare, unchecked
 from .model.source import Model, normalize_wrt
 from .modes.hessian import NAMES, NESTING_BACKENDS, NotScalar, refusal
 from .prepared import DerivativeInfo, Prepared, UntrustedWarning
@@ -168,9 +168,10 @@ def prepare_hvp(
         raise _scalar_error(model, exc) from None
 
 
-def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
+def _value(p: Any, full_output: bool, check: tuple | None = None, checked: bool = True) -> Any:
     """``p``'s value (and info); ``check``: (model, args, v or None) to cross-check a Hessian
-    (or its product with v) with."""
+    (or its product with v) with; ``checked`` False: only tested to be finite, and never
+    called trusted (``derivative``'s ``check=False``)."""
     value = p(*p.inputs)
     if hasattr(p, "info"):  # sparse: a csr_array and its own info
         return (value, p.info()) if full_output else value
@@ -181,12 +182,14 @@ def _value(p: Any, full_output: bool, check: tuple | None = None) -> Any:
         mode = "hessian" if v is None else "hvp"
         wrong = crosscheck(model, args, value, wrt=p.wrt, mode=mode, scheme=p.scheme,
                            precision=p.precision, backend=p.backend, order=2, direction=v,
-                           reference=p.backend == REFERENCE and p.precision == "float64"
-                           and p.scheme in ROUTES)  # fmt: skip
+                           reference=not checked or p.backend == REFERENCE
+                           and p.precision == "float64" and p.scheme in ROUTES)  # fmt: skip
         if wrong:
             trusted, note = False, wrong
             warnings.warn(f"{mode} {p.scheme} on {p.backend}: {wrong}", UntrustedWarning,
                           stacklevel=3)  # fmt: skip
+        elif not checked:
+            trusted, note = unchecked(trusted, note)
     if not full_output:
         return value
     return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, trusted, note)
@@ -205,6 +208,7 @@ def hessian(
     full_output: bool = False,
     inner: Inner = "reverse",
     mode: Composition | None = None,  # the old name of scheme, still accepted
+    check: bool = True,
 ) -> Any:
     """The Hessian of a scalar ``f(x, *args)`` in argument ``wrt``: an (n, n) NumPy array.
 
@@ -226,6 +230,8 @@ def hessian(
         full_output: also return a ``DerivativeInfo`` (f_evals: passes, compile_s).
         inner: the mode of the model's own ``grad(fn)``, as for ``derivative``.
         mode: the old name of ``scheme`` (a composition), still accepted.
+        check: hold the Hessian to JAX's checked float64 one, as ``derivative`` holds a
+            first derivative; False skips that (``derivative``'s ``check``).
 
     References:
         Pearlmutter, Neural Computation 6(1), 1994; Gebremedhin, Manne & Pothen,
@@ -234,7 +240,8 @@ def hessian(
     p = prepare_hessian(f_or_model, x, *args, scheme=_composition(scheme, mode), wrt=wrt,
                         jit=jit, precision=precision, backend=backend, sparse=sparse,
                         inner=inner)  # fmt: skip
-    return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args), None))
+    return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args), None),
+                  check)  # fmt: skip
 
 
 def hvp(
@@ -250,6 +257,7 @@ def hvp(
     full_output: bool = False,
     with_gradient: bool = False,
     mode: Composition | None = None,  # the old name of scheme, still accepted
+    check: bool = True,
 ) -> Any:
     """The Hessian of a scalar ``f(x, *args)`` times ``v`` (shaped like the argument ``wrt``).
 
@@ -267,8 +275,12 @@ def hvp(
     (``f_evals`` counts it). On every framework that nests modes; the gradient is the
     one the composition's inner program takes (reverse or forward AD, also for
     "numeric", whose differences are of the reverse gradient).
+
+    ``check``: hold the product to JAX's checked float64 Hessian times v, as ``hessian``
+    does (not with ``with_gradient``); False skips that (``derivative``'s ``check``).
     """
     p = prepare_hvp(f_or_model, x, v, *args, scheme=_composition(scheme, mode), wrt=wrt,
                     jit=jit, precision=precision, backend=backend,
                     with_gradient=with_gradient)  # fmt: skip
-    return _value(p, full_output, None if with_gradient else (_model(f_or_model), (x, *args), v))
+    return _value(p, full_output, None if with_gradient else (_model(f_or_model), (x, *args), v),
+                  check)  # fmt: skip
