@@ -37,8 +37,15 @@ def free_port() -> int:
 class JupyterLabServer:
     """``jupyter lab`` on 127.0.0.1, serving ``root_dir``; use as a context manager."""
 
-    def __init__(self, root_dir: Path, state_dir: Path, start_timeout: float = 120.0):
+    def __init__(self, root_dir: Path, state_dir: Path, start_timeout: float = 120.0,
+                 disabled_plugins: dict | None = None, env: dict | None = None,
+                 args: tuple[str, ...] = ()):  # fmt: skip
+        """``disabled_plugins``: the page's, instead of ``_DISABLED_PLUGINS``; ``env``: more
+        environment variables; ``args``: more of ``jupyter lab``'s options."""
         self.root_dir = Path(root_dir)
+        self.disabled_plugins = _DISABLED_PLUGINS if disabled_plugins is None else disabled_plugins
+        self.extra_env = dict(env or {})
+        self.extra_args = tuple(args)
         self.state_dir = Path(state_dir)
         self.start_timeout = start_timeout
         self.token = secrets.token_hex(24)
@@ -76,12 +83,13 @@ class JupyterLabServer:
         labconfig = dirs["JUPYTER_CONFIG_DIR"] / "labconfig"
         labconfig.mkdir(exist_ok=True)
         (labconfig / "page_config.json").write_text(
-            json.dumps({"disabledExtensions": _DISABLED_PLUGINS})
+            json.dumps({"disabledExtensions": self.disabled_plugins})
         )
         env = dict(os.environ)
         env.update({k: str(v) for k, v in dirs.items()})
         env["PYTHONUNBUFFERED"] = "1"
         env.pop("JUPYTER_PATH", None)
+        env.update(self.extra_env)
         return env
 
     def start(self) -> None:
@@ -100,6 +108,7 @@ class JupyterLabServer:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.extension_manager=readonly",
+            *self.extra_args,
         ]  # fmt: skip
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
