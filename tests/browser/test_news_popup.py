@@ -40,10 +40,11 @@ def _binder_settings(tmp_path: Path) -> Path:
     return app_dir / "settings"
 
 
-@pytest.mark.parametrize("route", ["readme", "binder", "neither"])
-def test_no_news_popup_over_the_quickstart(
-    route, chromium_path, notebooks_copy, tmp_path, browser_page, screenshots
-):
+@pytest.fixture(params=["readme", "binder", "neither"])
+def served(request, chromium_path, notebooks_copy, tmp_path):
+    """(route, JupyterLab serving a copy of notebooks/ with the announcements plugin on);
+    set up before the page, so that the page's last screenshot still sees it."""
+    route = request.param
     # a private settings folder for JupyterLab's app (none of this environment's defaults):
     # empty, JupyterLab's own default is "none", ask
     env, settings = {}, tmp_path / "empty-settings"
@@ -52,23 +53,26 @@ def test_no_news_popup_over_the_quickstart(
     elif route == "binder":
         settings = _binder_settings(tmp_path)
     args = (f"--LabApp.app_settings_dir={settings}",)
-    page, _ = browser_page
-    page.set_viewport_size(WINDOW)
     with JupyterLabServer(
         notebooks_copy, tmp_path / "jupyter", disabled_plugins={}, env=env, args=args
     ) as server:
-        if route == "neither":
-            page.goto(server.lab_url(NOTEBOOK), timeout=90_000)
-            question = page.get_by_text(QUESTION)
-            question.wait_for(state="visible", timeout=120_000)
-            page.screenshot(path=screenshots / "asked.png")
-            return
-        with page.expect_request("**/lab/api/update**", timeout=120_000):
-            page.goto(server.lab_url(NOTEBOOK), timeout=90_000)
-        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        page.screenshot(path=screenshots / "not-asked.png")
-        assert page.get_by_text(QUESTION).count() == 0
-        settings = server.api(
-            "GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification"
-        )
-        assert settings["schema"]["properties"]["fetchNews"]["default"] == "false"
+        yield route, server
+
+
+def test_no_news_popup_over_the_quickstart(served, browser_page, screenshots):
+    route, server = served
+    page, _ = browser_page
+    page.set_viewport_size(WINDOW)
+    if route == "neither":  # the control: without adlab's settings, JupyterLab asks
+        page.goto(server.lab_url(NOTEBOOK), timeout=90_000)
+        page.get_by_text(QUESTION).wait_for(state="visible", timeout=120_000)
+        page.screenshot(path=screenshots / "asked.png")
+        return
+    with page.expect_request("**/lab/api/update**", timeout=120_000):
+        page.goto(server.lab_url(NOTEBOOK), timeout=90_000)
+    page.locator(".jp-Notebook .jp-Cell .cm-content").first.wait_for(timeout=90_000)
+    page.screenshot(path=screenshots / "not-asked.png")
+    assert page.get_by_text(QUESTION).count() == 0
+    plugin = "@jupyterlab/apputils-extension:notification"
+    settings = server.api("GET", f"/lab/api/settings/{plugin}")
+    assert settings["schema"]["properties"]["fetchNews"]["default"] == "false"
