@@ -110,12 +110,12 @@ def _reference(model: Any, args: tuple, wrt: Any, order: int,
     args = cast_args(tuple(args), np.float64, indices)
     f = model.function(REFERENCE)
     try:
-        ref, differences = whole(f, args, indices, order, "first")
+        ref, differences = whole(f, args, indices, order, "first", model)
         if not np.all(np.isfinite(ref)):
             return None, None
         if close(differences, ref, DIFFERENCES_AGREE, DIFFERENCES_FLOOR):
             return as_value(ref, args, indices), "numeric"
-        (other,) = whole(f, args, indices, order, "other")
+        (other,) = whole(f, args, indices, order, "other", model)
         if close(other, ref, FORWARD_AGREE, FLOORS["float64"]):
             return as_value(ref, args, indices), "forward"
     except Exception:  # the reference's own failure: no claim about the value

@@ -24,6 +24,7 @@ differences of the gradient, symmetrized, as ``hessian(scheme="numeric")``'s.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,7 @@ import numpy as np
 from .backends.jax.disk_cache import use_cache
 from .model.precision import precision_scope
 from .modes.numeric import default_step
+from .programs import store as program_cache
 
 #: XLA's options for a program that runs once: its compile is the cost (see above)
 FAST_COMPILE = {"xla_backend_optimization_level": 0}
@@ -44,13 +46,14 @@ CHUNK = 1 << 17
 _PLAIN = (bool, int, float, complex, str, np.generic, type(None))
 
 
-def whole(f: Callable, args: tuple, indices: tuple[int, ...], order: int,
-          route: str) -> tuple[np.ndarray, ...]:  # fmt: skip
+def whole(f: Callable, args: tuple, indices: tuple[int, ...], order: int, route: str,
+          model: Any = None) -> tuple[np.ndarray, ...]:  # fmt: skip
     """JAX's float64 derivative of f (``args`` cast to float64 at ``indices``) as (m, n)
     arrays, J's columns the entries of the arguments at ``indices`` in turn (each raveled;
     ``order`` 2: f's Hessian, J of its gradient). ``route`` "first": (J by reverse mode
     (order 2: forward-over-reverse), J by central differences); "other": (J by forward
-    mode (order 2: reverse-over-reverse),)."""
+    mode (order 2: reverse-over-reverse),). ``model``: f's, to keep the compiled program
+    in adlab's cache (``_run``)."""
     xs = tuple(args[i] for i in indices)
     others = [None if i in indices else a for i, a in enumerate(args)]
     leaves, tree = jax.tree_util.tree_flatten(others)
@@ -63,9 +66,38 @@ def whole(f: Callable, args: tuple, indices: tuple[int, ...], order: int,
     build = _kept_program if all(isinstance(a, _PLAIN) for _, _, a in held) else _new_program
     program = build(f, indices, shapes, route, order, tree, taken, held)
     use_cache()  # JAX's compilation cache on disk, as ``prepare`` turns it on
+    inputs = (xs, [leaves[i] for i in taken])
     with precision_scope("float64"):
-        out = program(xs, [leaves[i] for i in taken])
+        if model is None:
+            out = program(*inputs)
+        else:
+            options = dict(check=route, order=order, wrt=indices, held=held)
+            with program_cache.identity(model, **options):
+                out = _run(program, inputs)
     return tuple(np.asarray(o, dtype=np.float64) for o in out)
+
+
+def _run(program: Callable, inputs: tuple) -> Any:
+    """``program(*inputs)``, its compiled program loaded from adlab's cache of compiled
+    programs where a run before kept it (``programs.store``: no tracing, no lowering; the
+    check's whole cost on a warm cache was those, where ``prepare``'s programs were
+    loaded), else compiled and kept there."""
+    key = program_cache.key(inputs, set())
+    hit = program_cache.load(key) if key else None
+    if hit is not None:
+        try:
+            return hit.compiled(*inputs)
+        except Exception:  # an entry that loads but does not run: compiled afresh instead
+            program_cache.drop(key)
+    if key is None:  # not kept (no source, or the cache off): JAX's own caches
+        return program(*inputs)
+    start = time.process_time()
+    with program_cache.fresh(key) as storable:
+        compiled = program.lower(*inputs).compile()
+    if storable():
+        program_cache.store(key, compiled, compile_s=time.process_time() - start,
+                            biggest=(0, ""), xla={})  # fmt: skip
+    return compiled(*inputs)
 
 
 def as_value(jac: np.ndarray, args: tuple, indices: tuple[int, ...]) -> np.ndarray:
