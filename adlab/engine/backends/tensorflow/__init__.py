@@ -192,8 +192,11 @@ class TensorflowBackend(Backend):
             with tf.GradientTape() as tape:
                 tape.watch(xs)
                 y = f(*args)
-            with own_rules():
+            saved = _own_on()  # own_rules(), written out: the hot path of every gradient
+            try:
                 out = tape.gradient(y, xs, unconnected_gradients=ZERO)
+            finally:
+                _restore(saved)
             return tuple(out) if isinstance(wrt, tuple) else out[0]
 
         return grad
@@ -261,22 +264,27 @@ class TensorflowBackend(Backend):
         data) rather than promote; a NumPy scalar meeting a tensor takes the tensor's
         dtype. The one failed try falls in the first call (the compile's, under jit).
         """
-        call = _GUARD.around(super()._bind(fn, rest))  # no silent constant from float(v)
+        call = super()._bind(fn, rest)
         numpy = [False]  # this program needs NumPy's behaviour: learned once, kept
+        guard = _GUARD.on  # no silent constant from float(v): on while f runs (_GUARD.around)
 
         def run(x: Any) -> Any:
             if not numpy[0]:
                 saved = _own_on()
+                guard[0] += 1
                 try:
                     return call(x)
                 except Exception:
                     numpy[0] = True
                 finally:
+                    guard[0] -= 1
                     _restore(saved)
             saved = _numpy_on()
+            guard[0] += 1
             try:
                 return call(x)
             finally:
+                guard[0] -= 1
                 _restore(saved)
 
         return run

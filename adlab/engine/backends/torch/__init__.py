@@ -179,7 +179,9 @@ class TorchBackend(Backend):
             if not getattr(y, "requires_grad", False):  # f does not depend on x: 0
                 out = tuple(torch.zeros_like(args[i]) for i in idx)
             else:
-                out = torch.autograd.grad(y, [args[i] for i in idx], materialize_grads=True)
+                xs = [args[i] for i in idx]
+                gs = torch.autograd.grad(y, xs, allow_unused=True)
+                out = tuple(_or_zero(g, x) for g, x in zip(gs, xs, strict=True))
             return out if isinstance(wrt, tuple) else out[0]
 
         if idx == (0,) and not isinstance(wrt, tuple):
@@ -191,7 +193,7 @@ class TorchBackend(Backend):
                 if not getattr(y, "requires_grad", False):  # f does not depend on x: 0
                     return torch.zeros_like(x)
                 # an x that y does not use has a zero derivative (TensorFlow's ZERO)
-                return torch.autograd.grad(y, x, materialize_grads=True)[0]
+                return _or_zero(torch.autograd.grad(y, x, allow_unused=True)[0], x)
 
         grad.grad_args = idx  # type: ignore[attr-defined]
         return grad
@@ -275,6 +277,13 @@ class TorchBackend(Backend):
     def wait(self, out: Any) -> Any:
         torch.cuda.synchronize(self.device)
         return out
+
+
+def _or_zero(g: Any, x: Any) -> Any:
+    """``g``, or x's zero derivative where y did not use x (``allow_unused``'s None):
+    what ``materialize_grads=True`` gives, without its Python pass over the results (5% of
+    a small gradient's call, measured against ``torch.autograd.grad`` by hand)."""
+    return torch.zeros_like(x) if g is None else g
 
 
 def _stack_values(values: list, dtype: torch.dtype) -> Any:
