@@ -77,8 +77,9 @@ def normwise_relative_error(approx: Any, ref: Any) -> float:
 
 def tolerance(mode: str, scheme: str | None, precision: str) -> tuple[float, float] | None:
     """(relative, absolute): how far (normwise) a result of ``mode`` may be from the exact
-    derivative before it is called wrong; None: no claim (finite differences in float32,
-    whose error can be anything from 1e-4 to 1).
+    derivative before it is called wrong; None: no fixed claim (finite differences in
+    float32, whose error can be anything from 1e-4 to 1: ``crosscheck.differences32`` holds
+    them to their own error at the step they took instead).
 
     Exact modes (AD, complex step) are off by rounding only: 1e-8 leaves room for
     cancellation. Finite differences are off by their truncation and rounding
@@ -109,7 +110,8 @@ def verdict(value: Any, ref: Any, tol: tuple[float, float] | None) -> str | None
     size = "not finite" if not np.all(np.isfinite(a)) else (
         f"{np.linalg.norm(a - r):.1e} apart, normwise; {normwise_relative_error(a, r):.1e} "
         f"relative")  # fmt: skip
+    allowed = f"{tol[0]:.0e} relative" if tol[0] > 0 else f"{tol[1]:.0e} absolute"
     return (
-        f"it disagrees with JAX's checked float64 derivative ({size}; allowed {tol[0]:.0e} "
-        f"relative): entry {i} is {a[i]:.6g} where the reference gives {r[i]:.6g}"
+        f"it disagrees with JAX's checked float64 derivative ({size}; allowed {allowed}): "
+        f"entry {i} is {a[i]:.6g} where the reference gives {r[i]:.6g}"
     )

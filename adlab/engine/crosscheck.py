@@ -19,6 +19,11 @@ gradient for f: u . (H v) against forward-over-reverse along v, checked by centr
 differences of u . grad f or by reverse-over-reverse ((H u) . v); a Hessian-vector
 product along d whose Hessian is that large, as u . (its value) against u . (H d).
 
+Float32 finite differences have no fixed tolerance (``compare.tolerance``: their error is
+1e-4 to 1e-1 of the derivative, by f): ``differences32`` holds one to its own truncation and
+rounding at the step it took (``modes.numeric_bound``), and says where f has a kink within
+that step, the usual way such a difference is wrong.
+
 ``prepare`` computes the whole reference: it is handed in (``adlab.engine.derivative``
 binds it), as to the sparse entry point, so that this module never imports the one above
 it. The projections are one JAX program, jitted and kept for the next call with the same
@@ -28,6 +33,7 @@ model and shapes (``_program_for``).
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +48,7 @@ from .compare import FLOORS, close, flat, tolerance, verdict
 from .model.args import cast_args, wrt_indices
 from .model.precision import precision_scope
 from .modes.numeric import default_step
+from .modes.numeric_bound import kink_note, step_error, what_to_do
 from .whole_reference import FAST_COMPILE, as_value, whole
 
 #: derivatives with more entries than this are not compared whole: the reference
@@ -62,18 +69,24 @@ SEED = 0
 #: ... and how far each may be off, in units of the whole derivative's tolerance: see
 #: ``projected``
 ROOM = 10.0
+#: a float32 difference may be off by this many times its error at its step (truncation and
+#: rounding, ``modes.numeric_bound``): those are estimates (f's rounding is measured on
+#: JAX, where other frameworks round differently), not bounds; a kink is 1e3 times beyond
+STEP_ROOM = 10.0
 
 
 def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: Any, mode: str,
                scheme: str | None, precision: str, backend: str, order: int = 1,
-               direction: Any = None, reference: bool = False) -> str | None:  # fmt: skip
+               direction: Any = None, reference: bool = False,
+               step: Any = None) -> str | None:  # fmt: skip
     """Why ``value`` (``model``'s derivative at ``args``) cannot be trusted, or None: it
     agrees with JAX's checked float64 reference, or no check was made (a large second
     derivative, no JAX twin, a reference that failed or could not itself be checked).
     ``direction``: ``value`` is a Hessian-vector product along it (held to the Hessian
     times it). ``reference``: ``value`` is JAX's float64 reference itself, only checked to
     be finite (JAX's Hessian through svd is all NaN where the true one is finite).
-    ``prepare``: ``adlab.prepare``, which computes the reference."""
+    ``prepare``: ``adlab.prepare``, which computes the reference. ``step``: a numeric
+    ``value``'s own step (None: the default)."""
     a = flat(value)
     if not np.all(np.isfinite(a)):  # nothing to compare with: never called trusted
         i = int(np.argmin(np.isfinite(a)))
@@ -85,8 +98,13 @@ def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: A
     size = np.size(value) if not isinstance(value, tuple) else sum(map(np.size, value))
     if direction is not None:
         size = np.size(direction) ** 2  # the reference is the whole Hessian
-    if tol is None or model.source is None and backend != REFERENCE:
+    if model.source is None and backend != REFERENCE:
         return None
+    if tol is None:  # float32 differences: held to their own error at the step they took
+        if mode != "numeric" or order != 1 or size > CHECK_MAX:
+            return None
+        return differences32(model, args, value, prepare=prepare, wrt=wrt, scheme=scheme,
+                             step=step, backend=backend)  # fmt: skip
     if size > CHECK_MAX:  # along random projections
         return projected(model, args, value, wrt, tol, order=order, direction=direction)
     ref, _ = _reference(model, args, wrt, order, prepare)
@@ -121,6 +139,46 @@ def _reference(model: Any, args: tuple, wrt: Any, order: int,
     except Exception:  # the reference's own failure: no claim about the value
         return None, None
     return None, None
+
+
+# ------------------------------------------------------------------ float32 differences
+def differences32(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: Any,
+                  scheme: str | None, step: Any, backend: str) -> str | None:  # fmt: skip
+    """Why the float32 finite difference ``value`` cannot be trusted, or None.
+
+    No fixed tolerance fits float32 differences (``compare.tolerance``), so ``value`` is
+    held to their own error at the step each input took (``numeric_bound.step_error``:
+    truncation and rounding where f is smooth), times ``STEP_ROOM``: an inexact answer
+    passes, one off by more is wrong. Where it is, and f's values along the step show a
+    kink there (or the reference's own central differences disagreed), the note says so
+    and what to do."""
+    ref, route = _reference(model, args, wrt, 1, prepare)
+    if ref is None or flat(ref).shape != flat(value).shape:
+        return None
+    try:
+        err = step_error(model, args, wrt_indices(wrt), scheme or "central", step)
+    except Exception:  # the bound's own failure (f not traceable so): no claim
+        return None
+    if err is None or err.bound.shape != flat(value).shape:
+        return None
+    allowed = STEP_ROOM * float(np.linalg.norm(err.bound))
+    norm = float(np.linalg.norm(flat(ref)))
+    wrong = verdict(value, ref, (allowed / norm, 0.0) if norm > 0 else (0.0, allowed))
+    if wrong is None:
+        return None
+    why = (f"{wrong}. That is beyond {STEP_ROOM:g} x float32 {scheme} differences' own "
+           "error at the step they took (truncation and rounding where f is smooth)")
+    names = _names(model)
+    kink = kink_note(err, flat(ref), flat(value), names, route == "forward")
+    return f"{why}. {kink}" + what_to_do(backend) if kink else why
+
+
+def _names(model: Any) -> list[str]:
+    """f's parameters' names, for notes (empty when they cannot be read)."""
+    try:
+        return list(inspect.signature(model.function(REFERENCE)).parameters)
+    except (TypeError, ValueError):
+        return []
 
 
 # ------------------------------------------------------------------ a large derivative

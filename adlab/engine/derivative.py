@@ -278,7 +278,7 @@ def derivative(
     if rule.is_derivative and rule.order == 1:
         # check=False: only the free test that the value is finite (reference=True)
         wrong = crosscheck(p.model, (x, *args), value, wrt=p.wrt, mode=mode, scheme=scheme,
-                           precision=p.precision, backend=backend,
+                           precision=p.precision, backend=backend, step=p.step,
                            reference=not check or backend == REFERENCE and mode == "reverse"
                            and p.precision == "float64")  # fmt: skip
         if wrong:

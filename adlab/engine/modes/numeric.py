@@ -27,7 +27,7 @@ def default_step(x, scheme: str, dtype, xp=np):
     return scale * xp.maximum(xp.abs(x), 1.0)
 
 
-def _points(xf, scheme, step, dtype, xp):
+def stencil_points(xf, scheme, step, dtype, xp):
     """The perturbed coordinates, one block per stencil point.
 
     blocks[b][j] is coordinate j of the b-th stencil point for coordinate j.
@@ -46,7 +46,7 @@ def _points(xf, scheme, step, dtype, xp):
     return [ahead, xf - h, half, xf - (half - xf)]
 
 
-def _combine(scheme, F, f0, P, xf):
+def combine(scheme, F, f0, P, xf):
     """Derivatives (n, *out) from f values F at the points P (block-major, as built).
 
     Each difference divides by the distance between the points as evaluated,
@@ -81,10 +81,10 @@ def _one(spec: Spec, i: int, args, flat: bool = False, step=None):
     xp = b.xp
     shape = np.shape(spec.args[i])
     xf = xp.reshape(xp.asarray(args[i]), (-1,))
-    blocks = _points(xf, spec.scheme, step, spec.dtype, xp)
+    blocks = stencil_points(xf, spec.scheme, step, spec.dtype, xp)
     F, P = b.points(spec.f, args, i, blocks, flat)
     f0 = spec.f(*args) if spec.scheme == "forward" else None
-    d, err = _combine(spec.scheme, F, f0, P, xf)
+    d, err = combine(spec.scheme, F, f0, P, xf)
     to = lambda a: None if a is None else to_jacobian(a, spec.out_shape, shape, xp)  # noqa: E731
     return to(d), to(err)
 
