@@ -38,7 +38,7 @@ import tests.nbval_expected  # noqa: E402,F401
 SLOW = (
     'tests/browser/',
     'tests/tutorial/test_binder.py::test_binder_requirements_install_and_the_quickstart_runs',
-    'tests/test_own_cache.py::test_a_run_of_the_tests_leaves_the_users_cache_as_it_was',
+    'tests/engine/test_own_cache.py::test_a_run_of_the_tests_leaves_the_users_cache_as_it_was',
     'tests/engine/test_framework_startup.py::test_the_order_that_crashes_is_the_one_guarded_against',
     'tests/engine/test_framework_startup.py::test_adlabs_backends_load_triton_before_tensorflow_can_come',
     'tests/engine/test_framework_startup.py::test_tensorflow_imported_first_by_the_user_refuses_torch_compile_clearly',

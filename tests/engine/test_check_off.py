@@ -6,6 +6,10 @@ nothing (False, with the note ``UNCHECKED``, and no warning: the user asked). Wi
 check on, the reference and its central differences are one program
 (``engine.whole_reference``); these pin its layout and its fallback at a kink. The
 figures are ``benchmarks/first_call.py``'s, never asserted here.
+
+Internals: reads ``engine.crosscheck`` (the reference's program and route),
+``engine.derivative.UNCHECKED`` (the note's words) and ``engine.model.precision_scope``
+(JAX's float64 reference by hand), which the package does not export.
 """
 
 from __future__ import annotations

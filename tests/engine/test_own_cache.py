@@ -13,7 +13,7 @@ from pathlib import Path
 
 from adlab.engine.programs.disk import cache_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: one quick test that compiles and keeps a JAX program (a model with a source)
 COMPILING = "tests/engine/test_engine_prepare.py::test_xla_flops_grow_as_theory_says"
 
