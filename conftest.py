@@ -6,9 +6,11 @@ a minute. The kernels nbval starts inherit this environment. Set
 ``ADLAB_QUICK=0`` to run the notebooks at full size.
 """
 
+import json
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("ADLAB_QUICK", "1")
 
@@ -63,12 +65,57 @@ SLOW = (
 )
 
 
+#: each test's seconds in a cold quick loop from a clean clone on a quiet 2-core machine
+#: (setup, call and teardown; the tests' cache empty at the start): a test that took longer
+#: than SLOW_S there runs in the full command only, so that the quick loop stays within its
+#: 4 minutes on a fresh machine. Re-measured with ``--record-durations`` (below).
+DURATIONS = Path(__file__).parent / "tests" / "durations.json"
+SLOW_S = 0.75
+
+
+def _durations() -> dict[str, float]:
+    try:
+        return json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--record-durations", action="store_true",
+        help=f"write each test's seconds into {DURATIONS.name} (tests not run keep theirs): "
+        "run with -m 'not slow' from a clean clone on a quiet machine",
+    )  # fmt: skip
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
 def pytest_collection_modifyitems(config, items):
+    took = _durations()
     for item in items:
         node = item.nodeid
-        if node.split("::")[0].endswith(".ipynb") or any(node.startswith(s) for s in SLOW):
+        if (node.split("::")[0].endswith(".ipynb") or any(node.startswith(s) for s in SLOW)
+                or took.get(node, 0.0) > SLOW_S):  # fmt: skip
             item.add_marker(pytest.mark.slow)
+
+
+_took: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    # on the controller, the workers' reports too (xdist sends them)
+    _took[report.nodeid] = _took.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if config.getoption("--record-durations") and not hasattr(config, "workerinput"):
+        took = _durations()
+        for node, seconds in _took.items():  # only those that may matter to SLOW_S are kept
+            if seconds > SLOW_S / 3:
+                took[node] = round(seconds, 2)
+            else:
+                took.pop(node, None)
+        DURATIONS.write_text(json.dumps(dict(sorted(took.items())), indent=0) + "\n")
 
 
 def pytest_unconfigure(config):

@@ -31,8 +31,10 @@ def _demo(args: argparse.Namespace) -> int:
     print(format_records(records))
     print(
         "\nTry: adlab bench --case backends, adlab accuracy --model rosenbrock --n 10, "
-        "or the Lab and tutorials:\n  jupyter lab --allow-root notebooks/00_quickstart.ipynb"
-        "\n(--allow-root lets it start as root; it changes nothing for other users)"
+        "or the Lab and tutorials, from adlab's folder:\n  JUPYTER_CONFIG_PATH=$PWD/jupyter-config "
+        "jupyter lab --allow-root notebooks/00_quickstart.ipynb"
+        "\n(--allow-root lets it start as root; it changes nothing for other users; "
+        "jupyter-config/ holds the project's JupyterLab defaults)"
     )
     return 0
 

@@ -39,7 +39,8 @@ def test_demo_suggests_a_jupyter_command_that_starts_as_root():
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert "jupyter lab --allow-root notebooks/00_quickstart.ipynb" in run.stdout
+    assert ("JUPYTER_CONFIG_PATH=$PWD/jupyter-config "
+            "jupyter lab --allow-root notebooks/00_quickstart.ipynb") in run.stdout
     # a mark in the listing is explained under it (whether this run had one is timing's luck;
     # test_the_long_listing_explains_its_marks_and_lists_each_skip_once always has one)
     table = run.stdout.split("\nTry:")[0]

@@ -38,5 +38,6 @@ def test_the_main_command_opens_the_quickstart():
     first = re.search(r"```bash\n(.+?)\n```", setup, re.S).group(1)
     assert first == (
         'python -m pip install -e ".[frameworks]" && '
+        "JUPYTER_CONFIG_PATH=$PWD/jupyter-config "
         "jupyter lab --allow-root notebooks/00_quickstart.ipynb"
     )
