@@ -45,6 +45,7 @@ import statistics
 import time
 import timeit
 
+import call_path  # beside this script: run as python benchmarks/NAME.py
 import jax
 import numpy as np
 
@@ -284,3 +285,4 @@ def rebound_table(repeats: int, clock) -> None:
 
 if __name__ == "__main__":
     main()
+    print(f"\ncall path {call_path.digest()} (benchmarks/call_path.py)")

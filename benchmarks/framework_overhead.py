@@ -46,6 +46,7 @@ import time
 import timeit
 from collections.abc import Callable
 
+import call_path  # beside this script: run as python benchmarks/NAME.py
 import numpy as np
 
 import adlab
@@ -194,3 +195,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    print(f"\ncall path {call_path.digest()} (benchmarks/call_path.py)")
