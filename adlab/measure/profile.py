@@ -80,9 +80,15 @@ class Profile:
         model, n, mode, scheme, precision, backend: what was profiled.
         primal, derivative: the operations, longest first.
         primal_s, derivative_s: median seconds per call, measured by
-            ``adlab.time_call`` outside the profiler; the operations' times add
-            up to about these.
+            ``adlab.time_call`` outside the profiler; on a steady machine the
+            operations' times add up to about these.
         calls: profiled calls per program.
+        primal_traced_s, derivative_traced_s: wall seconds of a typical profiled call,
+            timed in the profile itself (the very calls the operations come from), so the
+            operations add up to at most this, whatever the load; ``primal_s`` and
+            ``derivative_s`` are timed apart, and a load that comes and goes between the
+            two (PyTorch's threads on a busy machine: the same call took 3 ms and 90 ms
+            within a second) can set them far from the operations' sum.
     """
 
     model: str
@@ -96,6 +102,8 @@ class Profile:
     primal_s: float
     derivative_s: float
     calls: int
+    primal_traced_s: float = math.nan
+    derivative_traced_s: float = math.nan
 
     @property
     def primal_ops_s(self) -> float:
@@ -184,6 +192,7 @@ def profile(
     point = m.setup(n, seed)
     ops = {}
     timed = {}
+    traced = {}
     for which in ("primal", mode):
         p = prepare(m, *point, mode=which, precision=precision, scheme=scheme, backend=backend)
         # Timed first: its warm-up calls also warm the program up for the profiled calls
@@ -193,13 +202,14 @@ def profile(
         if profiler == "torch.profiler":
             from .profile_torch import torch_ops
 
-            ops[which] = torch_ops(p, p.inputs, calls)
+            ops[which], traced[which] = torch_ops(p, p.inputs, calls)
         else:
-            ops[which] = _profiled(p, p.inputs, hlo_ops(p.compiled), calls)
+            ops[which], traced[which] = _profiled(p, p.inputs, hlo_ops(p.compiled), calls)
     return Profile(
         model=m.name, n=n, mode=mode, scheme=scheme if mode == "numeric" else None,
         precision=precision, backend=backend, primal=ops["primal"], derivative=ops[mode],
         primal_s=timed["primal"], derivative_s=timed[mode], calls=calls,
+        primal_traced_s=traced["primal"], derivative_traced_s=traced[mode],
     )  # fmt: skip
 
 
@@ -228,8 +238,10 @@ def _check(backend: str, jit: bool | None) -> str:
     return known.profiler
 
 
-def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp], calls: int) -> list[OpCost]:
-    """Each operation's time per call over ``calls`` profiled calls, with its XLA cost."""
+def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp],
+              calls: int) -> tuple[list[OpCost], float]:  # fmt: skip
+    """Each operation's time per call over ``calls`` profiled calls, with its XLA cost, and a
+    typical call's wall time in the trace (its first thunk's start to its last's end)."""
     runs = _runs(_trace(fn, args, calls + 1), costs)
     runs = runs[1:] if len(runs) > calls else runs  # the first call of a trace starts it up
     if not runs:
@@ -237,25 +249,37 @@ def _profiled(fn: Callable, args: tuple, costs: dict[str, HloOp], calls: int) ->
             "the profiler recorded no operation of the compiled program; this JAX "
             "version's CPU runtime may not trace its thunks"
         )
+    shares = [_shares(*run) for run in runs]
     out = []
-    for name, ns in _typical([_shares(*run) for run in runs]).items():
+    for name, ns in typical_shares(shares).items():
         cost = costs[name]
         out.append(OpCost(cost.label, ns * 1e-9, cost.flops, cost.bytes))
-    return sorted(out, key=lambda op: op.time_s, reverse=True)
+    walls = [max(e for _, e, _ in spans) - min(s for s, _, _ in spans) for spans, _ in runs]
+    traced = typical_mean(walls, [sum(share.values()) for share in shares]) * 1e-9
+    return sorted(out, key=lambda op: op.time_s, reverse=True), traced
 
 
-def _typical(shares: list[dict[str, float]]) -> dict[str, float]:
+def typical_shares(shares: list[dict[str, float]]) -> dict[str, float]:
     """Each operation's mean share over the typical calls (total within the quartiles).
 
     Means, not medians: medians of the parts need not add up to a call (two
     operations that overlap in some calls and not in others both take their
     unshared time), means do. A call out of the quartiles (a load spike) is left out.
     """
-    totals = [sum(share.values()) for share in shares]
-    low, high = np.percentile(totals, [25, 75])
-    typical = [s for s, t in zip(shares, totals, strict=True) if low <= t <= high] or shares
+    typical = [shares[i] for i in _typical_calls([sum(share.values()) for share in shares])]
     names = {name for share in shares for name in share}
     return {name: float(np.mean([s.get(name, 0.0) for s in typical])) for name in names}
+
+
+def _typical_calls(totals: Sequence[float]) -> list[int]:
+    """Indices of the typical calls: total within the quartiles (all, if none is)."""
+    low, high = np.percentile(totals, [25, 75])
+    return [i for i, t in enumerate(totals) if low <= t <= high] or list(range(len(totals)))
+
+
+def typical_mean(values: Sequence[float], totals: Sequence[float]) -> float:
+    """The mean of ``values`` over the calls that ``typical_shares`` averages (by ``totals``)."""
+    return float(np.mean([values[i] for i in _typical_calls(totals)]))
 
 
 def _trace(fn: Callable, args: tuple, calls: int) -> Any:
