@@ -16,17 +16,17 @@ os.environ.setdefault("ADLAB_QUICK", "1")
 
 # The tests keep a compile cache of their own, never the user's (~/.cache/adlab, or their
 # ADLAB_CACHE_DIR): a test's outcome must not depend on what a user's cache holds, and a run
-# must not fill a user's home. One directory per run, empty at its start and shared by the
-# run's processes (xdist workers, notebook kernels and subprocesses inherit the variable), so
-# a program many tests compile alike is compiled once per run. Measured (README, "Set up"):
-# the quick loop from an empty cache against one a previous run had filled. The run that
-# made the directory removes it at its end; a test of the cache itself still takes a fresh
-# tmp_path of its own.
+# must not fill a user's home. It is pytest's own cache folder's (.pytest_cache/d/
+# adlab-compiled, in the checkout): a fresh clone starts empty, as CI does, and a later run
+# loads what an earlier one compiled (the quick loop from a clean clone 3:31-3:48 cold,
+# 1:19 with the cache a previous run left; README, "Set up"). Programs are keyed by the
+# engine's source and the software's versions, so a changed engine never loads an old one;
+# `pytest --cache-clear` empties it. Without pytest's cache (-p no:cacheprovider) a run
+# makes one of its own and removes it at its end; ADLAB_TESTS_CACHE_DIR names another.
+# Workers, notebook kernels and subprocesses inherit the variables; a test of the cache
+# itself still takes a fresh tmp_path.
 _RUN_CACHE = "ADLAB_TESTS_CACHE_DIR"
-_made_cache = not os.environ.get(_RUN_CACHE)
-if _made_cache:
-    os.environ[_RUN_CACHE] = tempfile.mkdtemp(prefix="adlab-tests-cache-")
-os.environ["ADLAB_CACHE_DIR"] = os.environ[_RUN_CACHE]
+_made_cache = False
 
 # nbval's reference outputs for # NBVAL_CHECK_OUTPUT cells live in
 # notebooks/expected/, so the committed notebooks carry no outputs at all.
@@ -116,6 +116,19 @@ def pytest_sessionfinish(session):
             else:
                 took.pop(node, None)
         DURATIONS.write_text(json.dumps(dict(sorted(took.items())), indent=0) + "\n")
+
+
+@pytest.hookimpl(trylast=True)  # after the cache provider (and its --cache-clear)
+def pytest_configure(config):
+    """The tests' cache: named by the caller or this run's controller, else pytest's own
+    cache folder's, else one for this run (before xdist starts its workers)."""
+    global _made_cache
+    path = os.environ.get(_RUN_CACHE)
+    if not path and getattr(config, "cache", None) is not None:
+        path = str(config.cache.mkdir("adlab-compiled"))
+    if not path:
+        path, _made_cache = tempfile.mkdtemp(prefix="adlab-tests-cache-"), True
+    os.environ[_RUN_CACHE] = os.environ["ADLAB_CACHE_DIR"] = path
 
 
 def pytest_unconfigure(config):
