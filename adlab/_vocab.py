@@ -208,6 +208,12 @@ class Record:
     bytes_accessed: float | None = None
     temp_bytes: float | None = None
     dispatch: str | None = None  # "inline" or "async": how JAX's CPU client runs it (see env)
+    # memory (measured once per point, outside the timed loop; ``Prepared.memory``)
+    peak_bytes: float | None = None  # the most one call holds at once, above its inputs
+    # reverse mode (and a composition's reverse part): what the forward pass keeps for the
+    # backward pass, each buffer once, f's own arguments not counted; None: no reverse part
+    residual_bytes: float | None = None
+    memory_counter: str | None = None  # how peak_bytes and residual_bytes were measured
     colors: int | None = None  # a sparse derivative: its pattern's colors (passes) ...
     nnz: int | None = None  # ... and nonzeros; None when dense
     # accuracy

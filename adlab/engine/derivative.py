@@ -241,7 +241,8 @@ def derivative(
         backend: the framework: "jax", "torch", "tensorflow", "autograd", or "numpy"
             (framework-free numeric and complex step only). Each runs the model's
             source with ``np`` bound to its NumPy-like namespace.
-        full_output: also return a ``DerivativeInfo`` (error estimate, f_evals, ...).
+        full_output: also return a ``DerivativeInfo`` (error estimate, f_evals, memory
+            as ``Prepared.memory`` measures it, ...).
         sparse: the Jacobian as a ``scipy.sparse.csr_array``, computed in one pass per
             color of its sparsity pattern, read from the program (mode "forward" or
             "reverse"; see ``adlab.engine.sparse``).
@@ -288,7 +289,8 @@ def derivative(
             trusted, note = unchecked(trusted, note)
     if not full_output:
         return value
-    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note)
+    return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note,
+                                 **p.memory())  # fmt: skip
 
 
 #: the note of a result that was not held to JAX's checked float64 derivative

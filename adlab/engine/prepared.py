@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .model.args import backend_inputs, cast_args, wrt_indices
-from .model.precision import dtype_of
+from .model.precision import dtype_of, precision_scope
 
 #: what an x without a dtype has (not None: NumPy reads None as float64)
 _NO_DTYPE = object()
@@ -55,6 +55,8 @@ class DerivativeInfo:
             the pattern's nonzeros; None otherwise.
         via: for ``sparse=True``, how the passes were found where not from the
             pattern's own coloring (reverse mode through the selection front); else None.
+        peak_bytes, residual_bytes, memory_counter: the call's memory, as
+            ``Prepared.memory`` measures it (the same figures).
     """
 
     error_estimate: Any
@@ -66,6 +68,9 @@ class DerivativeInfo:
     colors: int | None = None
     nnz: int | None = None
     via: str | None = None
+    peak_bytes: float | None = None
+    residual_bytes: float | None = None
+    memory_counter: str | None = None
 
 
 class Prepared:
@@ -136,6 +141,9 @@ class Prepared:
         self.note = built.note
         self.step = built.step
         self._first = program.first
+        self._memory_of = program.memory  # measured where it runs (JavaScript), or None
+        self._reverse_of = built.reverse_of  # whose forward pass keeps the residuals
+        self._memory: dict[str, Any] | None = None
         # a program that runs outside Python is timed where it runs (JavaScript's timing.js)
         self.timer = program.timer
         self.device: str | None = None  # set by prepare
@@ -322,6 +330,32 @@ class Prepared:
         """
         cost = self._cost_of()
         return None if cost is None else dict(cost)
+
+    def memory(self) -> dict[str, Any]:
+        """What one call holds in memory, measured once (at ``p.inputs``) by the
+        framework's own counter, outside any timed loop; the record's fields.
+
+        Keys: ``peak_bytes``, the most one call holds at once above its inputs (JAX
+        jitted: XLA's buffer assignment, temporaries and outputs); ``residual_bytes``,
+        for a derivative with a reverse part, what its forward pass keeps for the
+        backward pass, each buffer once, f's arguments not counted (None without one);
+        ``memory_counter``, how both were counted (the backend's ``peak`` and ``residuals``).
+        """
+        if self._memory is None:
+            self._memory = self._measure_memory()
+        return dict(self._memory)
+
+    def _measure_memory(self) -> dict[str, Any]:
+        if self._memory_of is not None:
+            return dict(self._memory_of())
+        impl, inputs = self._impl, self.inputs
+        with precision_scope(self.precision):
+            peak, counter = impl.peak(self._call, inputs[0], self._compiled)
+            residual = None
+            if self._reverse_of is not None:
+                residual, how = impl.residuals(self._reverse_of, inputs, wrt_indices(self.wrt))
+                counter = f"peak: {counter}; residuals: {how}"
+        return {"peak_bytes": peak, "residual_bytes": residual, "memory_counter": counter}
 
     def __repr__(self) -> str:
         return (

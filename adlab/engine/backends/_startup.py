@@ -80,6 +80,10 @@ def triton_first() -> None:
         import triton  # noqa: F401
 
 
+#: chooses TensorFlow's CPU allocator, read as TensorFlow starts
+BFC_VARIABLE = "TF_CPU_ALLOCATOR_USE_BFC"
+
+
 def before_tensorflow() -> None:
     """What must happen before the backend's ``import tensorflow``: Triton first, and
     TensorFlow imported at adlab's log level (unless the user chose one) with its start-up
@@ -93,6 +97,10 @@ def before_tensorflow() -> None:
     except ValueError:  # TensorFlow reads what it cannot parse as 0
         level = 0
     drop = notices(level, no_gpu=chosen is None and no_gpu_here())
+    # TensorFlow's CPU allocator keeps statistics (the memory records' counter) only as
+    # its BFC allocator, chosen by this variable when TensorFlow starts; a user's value
+    # stands (backends/tensorflow/memory.py says what is then not counted)
+    os.environ.setdefault(BFC_VARIABLE, "true")
     before = os.environ.get(_LEVEL_VAR)
     os.environ[_LEVEL_VAR] = chosen or TF_LOG_LEVEL
     try:

@@ -50,6 +50,9 @@ class Program:
         typed: ``call`` refuses an x of another dtype than the one it was made for (JAX's
             compiled program checks its arguments' types in C++), so ``Prepared`` reads x's
             dtype only after a refusal, not before every call.
+        memory: for a program that runs outside Python (JavaScript), ``memory()`` -> the
+            fields ``Prepared.memory`` returns, measured where it runs; None: measured in
+            Python with the backend's ``peak`` and ``residuals``.
     """
 
     call: Callable[[Any], Any]
@@ -62,6 +65,7 @@ class Program:
     cold_compile_s: float | None = None
     timer: Any = None
     typed: bool = False
+    memory: Callable[[], dict[str, Any]] | None = None
 
 
 def tree_map(fn: Callable, tree: Any) -> Any:
@@ -192,6 +196,24 @@ class Backend:
                              f"'tfjs'); backend={self.name!r} runs in Python: leave where "
                              "unset")  # fmt: skip
         return None
+
+    # ------------------------------------------------------------- memory
+    # Each framework's own counter, never an estimate from shapes; measured once per
+    # point, outside any timed loop (``Prepared.memory``). The default is Python's own
+    # allocator's: NumPy reports its arrays to ``tracemalloc``.
+    def peak(self, call: Callable[[Any], Any], x: Any, compiled: Any) -> tuple[float | None, str]:
+        """(the most bytes one ``call(x)`` holds at once above what was held before it,
+        how that was counted); ``compiled``: JAX's compiled program, else None."""
+        from ._memory_count import TRACEMALLOC, traced_peak
+
+        return traced_peak(lambda: call(x)), TRACEMALLOC
+
+    def residuals(self, f: Callable, inputs: tuple,
+                  wrt: tuple[int, ...]) -> tuple[float | None, str]:  # fmt: skip
+        """(the bytes reverse mode's forward pass of ``f(*inputs)`` keeps for its backward
+        pass, with respect to ``inputs[i]`` for i in ``wrt``, each buffer once and f's
+        arguments not counted, how that was counted); None where there is no reverse mode."""
+        return None, "no reverse mode"
 
     # ------------------------------------------------------ the model's np
     def namespace(self, precision: str) -> dict[str, Any]:

@@ -79,6 +79,10 @@ class Built:
             loop of the mode's own.
         chunked: its batch of f_evals copies of x is evaluated in chunks, never
             held at once (refused only when it would take too long).
+        reverse_of: ``g(*args)``, the function whose reverse pass the derivative runs
+            (f for reverse mode; a composition's inner derivative where reverse mode is
+            outermost): what its forward pass keeps for the backward pass is the record's
+            ``residual_bytes``. None: the derivative has no reverse part.
     """
 
     fn: Callable
@@ -89,6 +93,7 @@ class Built:
     step: Any = None
     cost_fn: Callable | None = None
     chunked: bool = False
+    reverse_of: Callable | None = None
 
 
 @dataclass(frozen=True)

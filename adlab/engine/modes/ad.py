@@ -35,6 +35,7 @@ def forward(spec: Spec) -> Built:
           eager_cures=True)  # fmt: skip
 def reverse(spec: Spec) -> Built:
     if spec.out_shape == ():
-        return Built(spec.impl.gradient(spec.f, spec.wrt, jit=spec.jit), f_evals=1)
+        return Built(spec.impl.gradient(spec.f, spec.wrt, jit=spec.jit), f_evals=1,
+                     reverse_of=spec.f)  # fmt: skip
     return Built(spec.impl.jacobian(spec.f, spec.wrt, forward=False, jit=spec.jit),
-                 f_evals=math.prod(spec.out_shape))  # fmt: skip
+                 f_evals=math.prod(spec.out_shape), reverse_of=spec.f)  # fmt: skip

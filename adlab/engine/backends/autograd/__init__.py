@@ -22,6 +22,7 @@ from autograd.differential_operators import make_jvp, make_vjp
 from ...model.args import wrt_indices
 from .. import _namespace, _numpy_meaning
 from .._loops import python_loops
+from . import memory as _autograd_memory  # noqa: E402
 from ..base import Backend
 from ..numpy import numpy_batch
 from ..special import special_functions
@@ -60,6 +61,10 @@ class AutogradBackend(Backend):
                                svdvals=_svdvals, sort_rows=True)  # fmt: skip
         return {"np": ns, "map_samples": _map, "vmap_samples": _map, **_LOOPS,
                 **special_functions("autograd", ns)}  # fmt: skip
+
+    def residuals(self, f: Callable, inputs: tuple,
+                  wrt: tuple[int, ...]) -> tuple[float | None, str]:  # fmt: skip
+        return _autograd_memory.residuals(f, inputs, wrt)
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
         return autograd.grad(f, wrt)

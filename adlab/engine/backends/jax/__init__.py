@@ -22,6 +22,7 @@ from .. import _loops, _namespace, _numpy_meaning, special
 from ..base import Backend, NotAnArray, Program
 from . import batch as _jax_batch
 from . import call as _jax_call
+from . import memory as _jax_memory
 from . import forward as jax_forward
 
 
@@ -127,6 +128,12 @@ class JaxBackend(Backend):
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
         return _jax_call.program(built, inputs, args, jit=jit, precision=precision, guard=guard)
+
+    def peak(self, call: Callable, x: Any, compiled: Any) -> tuple[float | None, str]:
+        return _jax_memory.peak(call, x, compiled)
+
+    def residuals(self, f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, str]:
+        return _jax_memory.residuals(f, inputs, wrt)
 
     def general(self, fn: Callable, jit: bool) -> Callable:
         """A program that takes every argument (compiled once, on its first call)."""

@@ -51,6 +51,7 @@ from tensorflow.python.framework import ops as _ops  # noqa: E402 - numpy_behavi
 from ...model.args import wrt_indices  # noqa: E402
 from .. import _detach, _namespace, _numpy_meaning  # noqa: E402
 from .._loops import python_loops  # noqa: E402
+from . import memory as _tf_memory  # noqa: E402
 from ..base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
 from ..special import special_functions  # noqa: E402
 
@@ -182,6 +183,13 @@ class TensorflowBackend(Backend):
 
     def complex(self, x: Any, dtype: Any) -> Any:
         return tf.cast(x, tf.as_dtype(np.dtype(dtype)))
+
+    def peak(self, call: Callable, x: Any, compiled: Any) -> tuple[float | None, str]:
+        return _tf_memory.peak(call, x)
+
+    def residuals(self, f: Callable, inputs: tuple,
+                  wrt: tuple[int, ...]) -> tuple[float | None, str]:  # fmt: skip
+        return _tf_memory.residuals(f, inputs, wrt)
 
     # ------------------------------------------------------- AD operators
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:

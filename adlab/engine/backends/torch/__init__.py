@@ -33,6 +33,7 @@ import torch
 from ...model.args import wrt_indices
 from .. import _namespace, _numpy_meaning, _startup
 from .._loops import python_loops
+from . import memory as _torch_memory  # noqa: E402
 from ..base import Backend, batch_or_loop, tree_map, with_arg
 from ..special import special_functions
 from . import numpy_meaning as _torch_numpy
@@ -163,6 +164,13 @@ class TorchBackend(Backend):
 
     def complex(self, x: Any, dtype: Any) -> Any:
         return x.to(_DTYPES[np.dtype(dtype)])
+
+    def peak(self, call: Callable, x: Any, compiled: Any) -> tuple[float | None, str]:
+        return _torch_memory.peak(call, x, self.device)
+
+    def residuals(self, f: Callable, inputs: tuple,
+                  wrt: tuple[int, ...]) -> tuple[float | None, str]:  # fmt: skip
+        return _torch_memory.residuals(f, inputs, wrt)
 
     # ------------------------------------------------------- AD operators
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:

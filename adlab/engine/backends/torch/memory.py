@@ -1,0 +1,85 @@
+"""PyTorch's memory counters: the saved tensors of its tape, and its profiler's memory.
+
+The residuals are what autograd's graph saves for the backward pass, seen through
+``torch.autograd.graph.saved_tensors_hooks`` during an eager forward pass and
+counted by storage (a view and its base are one buffer). The peak is the running
+total of the allocations and frees ``torch.profiler`` records over one call (its
+memory profile); on CUDA, the allocator's own ``max_memory_allocated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+PROFILER_COUNTER = "torch.profiler's memory profile (allocations less frees)"
+CUDA_COUNTER = "torch.cuda.max_memory_allocated"
+SAVED_COUNTER = "saved_tensors_hooks, by storage (an eager forward pass)"
+
+
+def _leaves(tree: Any) -> list:
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in _leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for v in tree for leaf in _leaves(v)]
+    return [tree]
+
+
+def _storage(t: Any) -> tuple[int, int] | None:
+    if not isinstance(t, torch.Tensor):
+        return None
+    s = t.untyped_storage()
+    return s.data_ptr(), s.nbytes()
+
+
+def _profiled_peak(run: Callable[[], Any]) -> float:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        out = run()
+    del out
+    # the profiler's raw events: its summary (prof.events()) drops some allocations
+    raw = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+    if raw is not None:
+        steps = sorted((e.start_ns(), e.nbytes()) for e in raw.events() if e.name() == "[memory]")
+    else:  # pragma: no cover - another torch
+        steps = sorted((e.time_range.start, e.cpu_memory_usage) for e in prof.events()
+                       if e.name == "[memory]")  # fmt: skip
+    held = peak = 0
+    for _, nbytes in steps:
+        held += nbytes
+        peak = max(peak, held)
+    return float(peak)
+
+
+def peak(call: Callable[[Any], Any], x: Any, device: Any) -> tuple[float, str]:
+    if device is not None and getattr(device, "type", device) == "cuda":
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        out = call(x)
+        torch.cuda.synchronize()
+        del out
+        return float(torch.cuda.max_memory_allocated() - before), CUDA_COUNTER
+    return _profiled_peak(lambda: call(x)), PROFILER_COUNTER
+
+
+def residuals(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, str]:
+    args = list(inputs)
+    for i in wrt:
+        args[i] = args[i].detach().requires_grad_()
+    own = {_storage(a) for a in _leaves(inputs)} - {None}
+    saved: dict[int, int] = {}
+
+    def pack(t: Any) -> Any:
+        key = _storage(t)
+        if key is not None and key not in own:
+            saved[key[0]] = key[1]
+        return t
+
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = f(*args)
+    del out
+    return float(sum(saved.values())), SAVED_COUNTER
