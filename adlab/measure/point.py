@@ -33,6 +33,16 @@ def reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
+def memory_fields(p: Any, notes: list[str]) -> dict[str, Any]:
+    """The record's memory fields from ``p.memory()``; where the counter failed, none,
+    and a note saying why (the timing stands)."""
+    try:
+        return p.memory()
+    except Exception as exc:  # a counter's failure must not lose the point's timing
+        notes.append(f"memory not measured: {reason(exc)}")
+        return {}
+
+
 class Point:
     """One record in the making at one size.
 

@@ -47,7 +47,7 @@ from .floor import (
     noise_text,
 )
 from .intervals import INTERVAL_WIDTH
-from .point import Point, reason
+from .point import Point, memory_fields, reason
 from .point_errors import CHECK_MAX_INPUTS, REFERENCES, References, point_errors
 from .preparing import Preparing
 from .series import Series, parse_variants
@@ -109,6 +109,7 @@ def bench(
     seed: int = 0,
     settings: Mapping[str, Any] | None = None,
     warn: bool = True,
+    memory: bool = True,
 ) -> Sweep:
     """Measure ``modes`` of ``model`` at each size; yields ``Record``s as they come.
 
@@ -136,6 +137,9 @@ def bench(
         warn: warn (``NoisyMachineWarning``) when the machine is too noisy, before
             the first record. The Lab and the command line say it in their own words
             instead (``floor.noisy(records)``).
+        memory: measure each point's memory once, after its repeats (``peak_bytes``,
+            ``residual_bytes``, ``memory_counter``: ``Prepared.memory``); False leaves
+            them None.
 
     Returns:
         A ``Sweep``: iterate it for records; ``.total`` and ``.records``.
@@ -162,6 +166,7 @@ def bench(
         reference=reference,
         seed=seed,
         warn=warn,
+        memory=memory,
     )
     return Sweep(run.records(), run.total)
 
@@ -170,8 +175,10 @@ class _Run:
     """The state of one sweep: resolved variants, caches, budget history."""
 
     def __init__(self, model, sizes, variants, defaults, *, budget, repeats, target_s,
-                 reference, seed, warn=True, interval_width=INTERVAL_WIDTH):  # fmt: skip
+                 reference, seed, warn=True, interval_width=INTERVAL_WIDTH,
+                 memory=True):  # fmt: skip
         self.sizes = sizes
+        self.memory = memory
         self.budget = budget
         self.repeats, self.target_s = repeats, target_s
         self.interval_width = interval_width
@@ -346,6 +353,8 @@ class _Run:
         # a program handed to a worker thread is bound by the hand-off's floor
         bound = async_floor if pt.dispatch == "async" and async_floor else floor
         fields = pt.fields(timing, bound)
+        if self.memory:  # once, outside the timed loop (the repeats are in)
+            fields.update(memory_fields(p, notes))
         if v.mode != "primal":
             # the reference compiles reverse (and forward) mode: after the timings
             out = pt.watch.result
