@@ -16,6 +16,7 @@ import pytest
 
 import adlab
 import adlab.engine.programs.memory
+from adlab._format import parse_bytes
 
 HEAD = "def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"  # lines 1-4
 MODES = ["forward", "reverse", "numeric", "complex-step"]
@@ -439,8 +440,7 @@ def no_compile(monkeypatch):
 
 
 def estimated_bytes(message: str) -> float:
-    number, unit = re.search(r"needs about ([\d.]+) (B|KiB|MiB|GiB|TiB)", message).groups()
-    return float(number) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(unit)
+    return parse_bytes(re.search(r"needs about ([\d.]+ [KMGT]?B)\b", message).group(1))
 
 
 BIG = 200_000
