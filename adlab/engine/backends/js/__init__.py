@@ -165,7 +165,8 @@ class JsBackend(Backend):
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
         """The first call translates, loads and runs the program: timed as its compile.
-        Its later calls are timed in JavaScript (``timer``), not across the pipe."""
+        Its later calls are timed in JavaScript (``timer``), not across the pipe; its
+        memory is counted where it runs (``memory``), once, when ``Prepared.memory`` asks."""
         import time
 
         from .timer import JsTimer
@@ -178,8 +179,19 @@ class JsBackend(Backend):
 
         start = time.perf_counter()
         first = guard(lambda: call(inputs[0]), False)
+        js, reverse = getattr(fn, "js", fn), built.reverse_of is not None
+        again = lambda: call(inputs[0])  # noqa: E731
         return Program(call=call, fallback=call, compile_s=time.perf_counter() - start,
-                       first=first, timer=JsTimer(getattr(fn, "js", fn)))  # fmt: skip
+                       first=first, timer=JsTimer(js),
+                       memory=lambda: self.memory(js, reverse, again))  # fmt: skip
+
+    def memory(self, fn: JsFunction, reverse: bool, call: Callable[[], Any]) -> dict[str, Any]:
+        """``Prepared.memory``'s fields for the program ``fn`` last ran (``js.memory``):
+        ``reverse``, whether the derivative has a reverse part; ``call()`` calls it at the
+        prepared inputs (where it has not run yet)."""
+        from .memory import measure
+
+        return measure(fn, reverse, call)
 
     def general(self, fn: Callable, jit: bool) -> Callable:
         return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once")

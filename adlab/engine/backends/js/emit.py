@@ -9,11 +9,17 @@ other moves that keep row-major order reuse their operand's buffer.
 
 Calls (``jit``, ``custom_jvp_call``) are inlined. A primitive with no rule
 (``rules.RULES``) is a ``ModelError`` naming the model's line that made it.
+
+The emitter knows its buffers, so it counts them (``Buffers``): all of them are held
+through a call, and in a reverse-mode program (JAX's transposed equations, whose name
+stack says ``transpose``) the tape is the buffers the forward equations write and the
+transposed ones read.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +33,27 @@ from ...programs.jaxpr import call_body
 CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
                    "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint",
                    "custom_lin"})  # fmt: skip
+#: a buffer's name in the emitted source (loop counters and temporaries are lower case)
+BUFFER = re.compile(r"\bB\d+\b")
+#: bytes per element of every buffer: the emitted code holds every value in a Float64Array
+ITEMSIZE = 8
+
+
+@dataclass(frozen=True)
+class Buffers:
+    """What the emitted program's own buffers hold, in bytes: ``held``, every one (made
+    when it is loaded, all held through a call: temporaries and outputs; its arguments and
+    constants not counted); ``residual``, those the forward equations write and JAX's
+    transposed (backward) equations read, the tape of a reverse-mode program (0: none)."""
+
+    held: int
+    residual: int
+
+
+def transposed(eqn: Any) -> bool:
+    """Whether JAX wrote ``eqn`` in a reverse pass (``backward_pass`` names its equations'
+    stack ``transpose(...)``)."""
+    return "transpose(" in str(getattr(eqn.source_info, "name_stack", ""))
 
 
 @dataclass(frozen=True)
@@ -84,6 +111,10 @@ class Program:
         self._count = 0
         self._where: list[Any] = []  # the enclosing call equations (outermost first)
         self._uses: dict[Any, list] = {}  # a variable's consumers (None: an output)
+        self._bytes: dict[str, int] = {}  # each buffer's bytes, by name
+        self._forward: set[str] = set()  # the buffers made before the reverse pass
+        self._taped: set[str] = set()  # those of them the reverse pass reads
+        self._backward = False  # emitting JAX's transposed equations (or a call of them)
 
     def temp(self) -> str:
         """A new name for one element of a fused value."""
@@ -114,7 +145,11 @@ class Program:
         """A new preallocated buffer."""
         self._count += 1
         name = f"B{self._count}"  # loop counters are lower case
-        self.allocs.append(f"const {name} = new Float64Array({max(math.prod(shape), 1)});")
+        size = max(math.prod(shape), 1)
+        self.allocs.append(f"const {name} = new Float64Array({size});")
+        self._bytes[name] = size * ITEMSIZE
+        if not self._backward:
+            self._forward.add(name)
         return Val(name, tuple(shape), np.dtype(dtype))
 
     def const(self, value: Any) -> Val:
@@ -126,7 +161,13 @@ class Program:
         return Val(f"C[{len(self.consts) - 1}]", a.shape, a.dtype)
 
     def emit(self, *lines: str) -> None:
+        if self._backward:  # a forward buffer read here is on the tape (a fused read too)
+            self._taped.update(n for line in lines for n in BUFFER.findall(line)
+                               if n in self._forward)  # fmt: skip
         self.body.extend(lines)
+
+    def buffers(self) -> Buffers:
+        return Buffers(sum(self._bytes.values()), sum(self._bytes[n] for n in self._taped))
 
     # --------------------------------------------------------------- jaxprs
     def run(self, jaxpr: Any, consts: list, inputs: list[Val]) -> list[Val]:
@@ -164,6 +205,14 @@ class Program:
         return env[v]
 
     def equation(self, eqn: Any, ins: list[Val]) -> list[Val]:
+        outer = self._backward
+        self._backward = outer or transposed(eqn)  # a call's body: as the call
+        try:
+            return self._equation(eqn, ins)
+        finally:
+            self._backward = outer
+
+    def _equation(self, eqn: Any, ins: list[Val]) -> list[Val]:
         from .rules import RULES
 
         name = eqn.primitive.name
@@ -207,9 +256,10 @@ class Program:
         )  # fmt: skip
 
 
-def emit(closed: Any, files: frozenset[str]) -> tuple[str, list[np.ndarray], list[Val]]:
-    """(source, constants, outputs) of a closed jaxpr: the source is a JS factory
-    expression ``(C) => function(a0, ...) { ...; return [outputs]; }``."""
+def emit(closed: Any, files: frozenset[str]
+         ) -> tuple[str, list[np.ndarray], list[Val], Buffers]:  # fmt: skip
+    """(source, constants, outputs, its buffers) of a closed jaxpr: the source is a JS
+    factory expression ``(C) => function(a0, ...) { ...; return [outputs]; }``."""
     prog = Program(files)
     jaxpr = closed.jaxpr
     inputs = [Val(f"a{k}", tuple(v.aval.shape), np.dtype(v.aval.dtype))
@@ -232,4 +282,4 @@ def emit(closed: Any, files: frozenset[str]) -> tuple[str, list[np.ndarray], lis
         f"  return function ({args}) {{", *("    " + b for b in prog.body),
         f"    return {listed};", "  };", "})",
     ])  # fmt: skip
-    return source, prog.consts, outs
+    return source, prog.consts, outs, prog.buffers()

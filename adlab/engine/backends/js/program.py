@@ -23,7 +23,7 @@ import numpy as np
 
 from ...._vocab import ModelError
 from ...model.precision import precision_scope
-from .emit import emit
+from .emit import Buffers, emit
 from .node import JsError, decode, encode
 from .transport import current
 
@@ -62,14 +62,20 @@ def emitted(f: Callable, args: tuple, wrt: int, driver: str,
     """(JavaScript source, constants, f's output shape) of the program ``driver`` runs
     at ``args``' shapes: its inputs are ``args``' leaves (then the direction, for a JVP
     or VJP). What ``benchmarks/js_emitted.py`` times."""
+    return counted(f, args, wrt, driver, files)[:3]
+
+
+def counted(f: Callable, args: tuple, wrt: int, driver: str,
+            files: frozenset[str] = frozenset()) -> tuple[str, list, tuple, Buffers]:  # fmt: skip
+    """``emitted``'s, and what the program's own buffers hold (``emit.Buffers``)."""
     leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
     x_shape = leaves[len(jax.tree_util.tree_leaves(args[:wrt]))].shape
     with precision_scope("float64"):
         out_shape = tuple(jax.eval_shape(lambda *a: f(*a), *args).shape)
         extra = {"columns": [np.zeros(x_shape)], "rows": [np.zeros(out_shape)]}.get(driver, [])
         closed = jax.make_jaxpr(_traced(f, args, wrt, driver))(*leaves, *extra)
-    source, consts, _ = emit(closed, files or files_of(f))
-    return source, consts, out_shape
+    source, consts, _, buffers = emit(closed, files or files_of(f))
+    return source, consts, out_shape, buffers
 
 
 @dataclass
@@ -84,6 +90,7 @@ class Loaded:
     generation: int = -1  # the Node process it was loaded in
     sent: list | None = None  # the argument objects bound in Node, by slot
     transport: Any = None  # the runtime it was loaded in (Node, or the Lab's page)
+    buffers: Buffers | None = None  # what its own buffers hold (the emitter's count)
 
     def load(self) -> None:
         n = current()  # Node, or the Lab's page (transport.running_in)
@@ -181,10 +188,12 @@ class JsFunction:
     def _build(self, args: tuple, leaves: list) -> tuple[Loaded, int, tuple, tuple]:
         x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
         x_shape = leaves[x_slot].shape
-        source, consts, out_shape = emitted(self.f, args, self.wrt, self.driver, self.files)
+        source, consts, out_shape, buffers = counted(self.f, args, self.wrt, self.driver,
+                                                     self.files)  # fmt: skip
         driver = {"kind": "once" if self.driver == "grad" else self.driver, "x": x_slot,
                   "n": math.prod(x_shape), "m": math.prod(out_shape), **self.options}  # fmt: skip
         if self.step is not None:
             driver["step"] = len(leaves)
         always = len(jax.tree_util.tree_leaves(args[0]))  # f's first argument: new each call
-        return Loaded(source, consts, driver, len(leaves)), always, out_shape, x_shape
+        loaded = Loaded(source, consts, driver, len(leaves), buffers=buffers)
+        return loaded, always, out_shape, x_shape

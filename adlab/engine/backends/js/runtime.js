@@ -240,6 +240,15 @@ function timeRepeats(msg) {
   return guarded(p, () => ({ samples_s: p.watch.repeats(msg.k) }));
 }
 
+// a TF.js program's memory over one call of its driver, by TF.js's counters (a promise);
+// a plain program's buffers are counted by its emitter, in Python (js/memory.py)
+function memory(msg) {
+  const p = programs.get(msg.id);
+  if (p === undefined) return { error: `no program ${msg.id}`, kind: "lost" };
+  if (!p.tfjs) return { error: `program ${msg.id} is no TF.js program`, kind: "js" };
+  return tfjs().measure(p, work(p), Boolean(msg.reverse));
+}
+
 function drop(msg) {
   const p = programs.get(msg.id);
   if (p !== undefined && p.dispose) p.dispose(); // a TF.js program's tensors
@@ -249,7 +258,7 @@ function drop(msg) {
 
 const OPS = { load, call, drop, tfjs_memory: () => (tfjsRuntime ? tfjsRuntime.memory() : { tensors: 0 }),
               ping: () => ({ pong: process.version, programs: programs.size }),
-              describe, time_start: timeStart, time_repeats: timeRepeats };
+              describe, time_start: timeStart, time_repeats: timeRepeats, memory };
 
 function answered(msg, answer) {
   answer.seq = msg.seq;

@@ -125,7 +125,7 @@ class TfjsBackend(JsBackend):
                 guard: Callable) -> Program:  # fmt: skip
         """The first call translates, loads and runs the program (and starts TF.js's
         backend: a wasm instantiation), timed as its compile; later calls are timed in
-        JavaScript (``js.timer``)."""
+        JavaScript (``js.timer``), and its memory measured there (``memory``)."""
         import time
 
         from ..js.timer import JsTimer
@@ -138,13 +138,23 @@ class TfjsBackend(JsBackend):
 
         start = time.perf_counter()
         first = guard(lambda: call(inputs[0]), False)
+        js, reverse = getattr(fn, "js", fn), built.reverse_of is not None
         return Program(
             call=call,
             fallback=call,
             compile_s=time.perf_counter() - start,
             first=first,
-            timer=JsTimer(getattr(fn, "js", fn), device=self.device),
+            timer=JsTimer(js, device=self.device),
+            memory=lambda: self.memory(js, reverse, lambda: call(inputs[0])),
         )
+
+    def memory(self, fn: Any, reverse: bool, call: Callable[[], Any]) -> dict[str, Any]:
+        """``Prepared.memory``'s fields, by TF.js's own counters where the program runs
+        (``tfjs.memory``): one call of the program ``fn`` last ran (``call()``: one at the
+        prepared inputs, where the runtime lost it)."""
+        from .memory import measure
+
+        return measure(fn, reverse, call)
 
     def tensors(self) -> int:
         """How many tensors TF.js holds now in Node (0 before its first program)."""

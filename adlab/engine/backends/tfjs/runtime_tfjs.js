@@ -294,5 +294,60 @@
     return { tensors: tf.memory().numTensors, loaded: true };
   }
 
-  return { load, memory };
+  // ------------------------------------------------------------- memory
+  // One call of a program's driver (`run`: runtime.js's work) measured by TF.js's own
+  // counters, at the inputs its last call sent. The peak: tf.profile's peakBytes (the
+  // engine's numBytes after each kernel, engine.ts) less tf.memory().numBytes before.
+  // numBytes counts every live tensor's bytes, so a reshape or a clone sharing a buffer
+  // counts again. `reverse`: also the tape's residuals (tapeBytes).
+  async function measure(p, run, reverse) {
+    bundle();
+    const before = tf.memory().numBytes;
+    const info = await tf.profile(() => { run(); });
+    const peak = Number.isFinite(info.peakBytes) ? Math.max(0, info.peakBytes - before) : 0;
+    return { peak_bytes: peak, residual_bytes: reverse ? tapeBytes(p, p.driver) : null };
+  }
+
+  const BYTES_PER_ELEMENT = { float32: 4, int32: 4, bool: 1, complex64: 8 };
+
+  // What TF.js's tape keeps from one forward pass (of tf.grad; a vector f: its first row)
+  // for the backward pass. In TF.js 4.22 (engine.ts, gradients) f runs in tidy("forward"):
+  // every tensor f makes is disposed when it returns but those its kernels saved for their
+  // gradients (saveTensorsForBackwardMode: kept clones of the inputs and outputs each
+  // gradient names, inputsToSave/outputsToSave; customGrad's save), which live on the tape
+  // until tidy("backward") ends. They are read off the tape (tf.engine().state.activeTape)
+  // as the backward pass starts, by a probe whose gradient runs first, each data buffer
+  // once (a clone shares its original's), those held before the call (x, f's other
+  // arguments, the program's constants) not counted.
+  function tapeBytes(p, d) {
+    use(p);
+    const engine = tf.engine();
+    let bytes = null;
+    const probe = tf.customGrad((y) => ({
+      value: tf.clone(y),
+      gradFunc: (dy) => {
+        const held = new Set([...p.tfjs.consts, ...p.tfjs.kept, x].filter((t) => t).map((t) => t.dataId));
+        const kept = new Map();
+        for (const node of engine.state.activeTape || []) {
+          for (const t of node.saved || []) {
+            if (!held.has(t.dataId)) kept.set(t.dataId, t.size * BYTES_PER_ELEMENT[t.dtype]);
+          }
+        }
+        bytes = [...kept.values()].reduce((a, b) => a + b, 0);
+        return [dy];
+      },
+    }));
+    let x = null;
+    tf.tidy(() => {
+      const f = fOfX(p, d, args(p));
+      x = tf.tensor1d(typed(p.inputs[d.x], "float32"));
+      const dy = d.kind === "tfjs_rows"
+        ? tf.tensor(Float32Array.from({ length: d.m }, (_, i) => (i === 0 ? 1 : 0)), d.out_shape, "float32")
+        : undefined;
+      gradOrZero(tf.grad((xt) => probe(f(xt))), x, dy);
+    });
+    return bytes === null ? 0 : bytes; // null: f does not depend on x, and nothing is taped
+  }
+
+  return { load, memory, measure };
 });
