@@ -6,6 +6,8 @@ and checks from the kernel that the series ran in the page: its page runner answ
 records say where="browser", their values agree with JAX's
 (the record's error against the float64 reference), and the legends name the series. The
 Lab's line on where JavaScript runs names the page's browser, and says WebGL is software.
+Their memory was measured there too: TF.js's by its counters in the page (tf.profile, its
+tape), js's by its emitter.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ REPORT = (
     "    'facts': lab.page_runner.facts,\n"
     "    'records': [dict(label=r.label, backend=r.backend, error=r.error,\n"
     "                     where=r.where, device=r.device, median_s=r.median_s,\n"
-    "                     skipped=r.skipped, webgl_software=r.env.get('webgl_software'))\n"
+    "                     skipped=r.skipped, webgl_software=r.env.get('webgl_software'),\n"
+    "                     peak_bytes=r.peak_bytes, residual_bytes=r.residual_bytes,\n"
+    "                     memory_counter=r.memory_counter)\n"
     "                for r in lab.results],\n"
     "}))"
 )
@@ -126,6 +130,11 @@ def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, brow
             assert r["median_s"] and r["median_s"] > 0, r
             assert r["error"] is not None, r  # its error against JAX float64's reference
             assert r["error"] < (1e-4 if name == "tfjs" else 1e-10), r
+            # memory, measured once per point where it ran (TF.js: in the page's runtime)
+            assert r["residual_bytes"] is not None and r["residual_bytes"] > 0, r
+            assert r["peak_bytes"] >= r["residual_bytes"], r
+            counter = "tf.profile" if name == "tfjs" else "emitted program's own buffers"
+            assert counter in r["memory_counter"], r
     print("page facts:", json.dumps(report["facts"]))
     print("records:", *report["records"], sep="\n  ")
 
@@ -183,4 +192,6 @@ def test_tfjs_on_webgl_in_the_page_says_it_is_software(javascript_notebook, lab_
         assert (r["device"], r["where"], r["webgl_software"]) == ("webgl", "browser", True), r
         assert r["median_s"] and r["median_s"] > 0, r
         assert r["error"] is not None and r["error"] < 1e-4, r
+        # TF.js's counters on WebGL: the engine counts its tensors' bytes on any backend
+        assert 0 < r["residual_bytes"] <= r["peak_bytes"], r
     print("records:", *rows, sep="\n  ")
