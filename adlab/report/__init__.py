@@ -14,12 +14,13 @@ import io
 import json
 from collections.abc import Iterable, Sequence
 
-from .._format import error_text, jsonable, seconds
+from .._format import error_text, human_bytes, jsonable, seconds
 from .._vocab import Record
 from ..engine.backends import always_installed
 from ..engine.model.userline import without_where
 from ..measure import stream as _stream
 from ..measure.floor import AT_FLOOR, FLOOR_BAND, floor_kind, noisy, ratio_text
+from .memory import MEMORY_CAPTION, has_memory, memory_details, memory_text
 from .table import Table, TableText
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Record))
@@ -235,7 +236,9 @@ def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> T
     on a worker thread (async dispatch), "~" an unstable timing (large
     spread), "*" a note (each mark used is explained under the table); skipped
     points show "skipped [k]", each distinct reason listed once below with the
-    points it hit (``skip_reasons``).
+    points it hit (``skip_reasons``). Where memory was measured, a second grid of the
+    same rows and columns gives each point's peak and, for a reverse pass, its
+    residuals ("3.2 MB (1.1 MB)"; ``report.memory``).
 
     Returns the text (a ``str``: ``print`` it), whose columns go into blocks one under
     the other past ``width`` characters (None: one block, however wide). In a notebook
@@ -260,12 +263,17 @@ def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> T
                 ratio = ratio_cell(r)
                 row.append(seconds(r.median_s) + (f" ({ratio})" if ratio else "") + time_marks(r))
         rows.append(row)
+    head = ["", *[f"n = {n}" for n in ns]]
     out = [
         describe_environment(records),
         "time per call: median over repeats (ratio to the primal f at the same n)",
         "",
-        Table.of(["", *[f"n = {n}" for n in ns]], rows).text(width),
+        Table.of(head, rows).text(width),
     ]
+    if has_memory(records):  # beside the time: the same rows and columns (report.memory)
+        grid = [[label, *[memory_text(cell[label, n]) if (label, n) in cell else ""
+                          for n in ns]] for label in labels]  # fmt: skip
+        out += ["", MEMORY_CAPTION, "", Table.of(head, grid).text(width)]
     lines = floor_lines(records)
     if lines:
         out += ["", *lines]
@@ -301,7 +309,7 @@ def record_fields(r: Record) -> list[tuple[str, str]]:
             ("f evals", str(r.f_evals) if r.f_evals is not None else "-")]  # fmt: skip
     if r.colors is not None:
         out += [("colors", str(r.colors)), ("nonzeros", str(r.nnz))]
-    out += [("flops", _flops(r)), ("error", error_text(r.error))]
+    out += [("flops", _flops(r)), *memory_details(r), ("error", error_text(r.error))]
     if r.floor_s:
         out.append(("dispatch floor", seconds(r.floor_s)))
     if r.dispatch == "async":
@@ -331,6 +339,8 @@ _LONG = (
     ("f evals", lambda r: str(r.f_evals) if r.f_evals is not None else "-"),
     ("flops", _flops),
     ("flops x f", lambda r: f"{r.flops_ratio:.3g}" if r.flops_ratio is not None else "-"),
+    ("peak", lambda r: human_bytes(r.peak_bytes)),
+    ("residuals", lambda r: human_bytes(r.residual_bytes)),
     ("error", lambda r: error_text(r.error)),
 )
 

@@ -27,6 +27,7 @@ from . import (
     skip_lines,
     time_marks,
 )
+from .memory import MEMORY_HTML_CAPTION, has_memory, memory_lines
 
 # Inline styles, not a <style> block: JupyterLab's sanitizer keeps them in a notebook
 # opened untrusted, and they beat its table CSS. A cell never wraps (a wrapped time
@@ -49,6 +50,7 @@ def _cell(r: Record | None, reasons: dict[str, int]) -> str:
         return f"<td{_TD}{tip}>skipped [{reasons[without_where(r.skipped)]}]</td>"
     ratio = ratio_cell(r)
     under = f"<br><span{_RATIO}>{_esc(ratio)}</span>" if ratio else ""
+    under += "".join(f"<br><span{_RATIO}>{_esc(line)}</span>" for line in memory_lines(r))
     return f"<td{_TD}{tip}>{_esc(seconds(r.median_s))}{_esc(time_marks(r))}{under}</td>"
 
 
@@ -75,7 +77,9 @@ def table_html(records: Sequence[Record]) -> str:
         f"<div><small>{_esc(describe_environment(records))}</small></div>"
         f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
         "<div><small>time per call: median over repeats; under it, the ratio to the "
-        "primal f at the same n</small></div>"
+        "primal f at the same n"
+        + (f"; {MEMORY_HTML_CAPTION}" if has_memory(records) else "")
+        + "</small></div>"
         + _list(notes)
         + (f"<div><small><b>Findings</b></small></div>{_list(found)}" if found else "")
         + "</div>"
