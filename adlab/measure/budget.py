@@ -50,6 +50,16 @@ and one that took ``OVERRUN_BOUNDS`` budgets or more bounds their compile from
 below, so a loop's next size is skipped instead of compiling longer still. One
 just over the budget may be a burst of load (2.0-2.4 s for a 0.4 s compile here,
 at load 12 on 2 cores): the larger sizes are still tried.
+
+Memory is predicted as time is: per series, the peak bytes of one call
+(``Record.peak_bytes``, ``add_memory``) on log-log axes through the last two sizes
+measured (``loglog``; none from one size). A point whose predicted peak is over
+``memory.FRACTION`` of the memory free now (``memory.available_bytes``, read at each
+check: other programs come and go) is skipped with both figures, before it is
+prepared: nothing of it is allocated, so a sweep is not killed by the kernel's OOM
+killer. The engine's own refusal (``SizeError``, from the traced program's largest
+array) stays below this: it needs no smaller size, this catches what grows without
+one huge array (a loop's residuals, a batch of perturbed copies).
 """
 
 from __future__ import annotations
@@ -58,7 +68,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-from .._format import seconds
+from .._format import human_bytes, seconds
+from ..engine.programs import memory
 
 #: calls a point needs at the least (the first call, one warm-up call, one repeat)
 MIN_CALLS = 3
@@ -97,6 +108,8 @@ class Budget:
     history: dict[str, list[_Point]] = field(default_factory=dict)
     #: per series, (n, seconds) of each prepare that overran the budget
     overruns: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    #: per series, (n, bytes) of each peak measured (``Record.peak_bytes``)
+    peaks: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     def add(
         self, label: str, n: int, call_s: float, compile_s: float, first_call_s: float,
@@ -110,6 +123,37 @@ class Budget:
     def add_overrun(self, label: str, n: int, prepare_s: float) -> None:
         """A prepare at ``n`` that took ``prepare_s``, over the budget (measured here)."""
         self.overruns.setdefault(label, []).append((n, prepare_s))
+
+    def add_memory(self, label: str, n: int, peak_bytes: float | None) -> None:
+        """The peak bytes one call at ``n`` held (None, or 0: not measured, not kept)."""
+        if peak_bytes:
+            self.peaks.setdefault(label, []).append((n, float(peak_bytes)))
+
+    def predict_peak(self, label: str, n: int) -> tuple[float, float, int, int] | None:
+        """(bytes, exponent, n of the two sizes it rests on) of the peak at ``n``,
+        extrapolated through the last two sizes measured below it; None with fewer."""
+        below = sorted((m, b) for m, b in self.peaks.get(label, []) if m < n)
+        sizes = sorted({m for m, _ in below})
+        if len(sizes) < 2:
+            return None
+        last = {m: b for m, b in below}  # the last measured at each size
+        pair = [(sizes[-2], last[sizes[-2]]), (sizes[-1], last[sizes[-1]])]
+        value, power = loglog(pair, n, 1.0)
+        return value, power, sizes[-2], sizes[-1]
+
+    def over_memory(self, label: str, n: int) -> str | None:
+        """The skip reason when the point's predicted peak is over ``memory.FRACTION``
+        of the memory free now, else None (also with nothing to predict from)."""
+        predicted = self.predict_peak(label, n)
+        if predicted is None:
+            return None
+        peak, power, a, b = predicted
+        free = memory.available_bytes()
+        if peak <= memory.FRACTION * free:
+            return None
+        return (f"predicted peak {human_bytes(peak)}; {human_bytes(free)} of memory free, "
+                f"a point may take {memory.FRACTION:.0%} ({human_bytes(memory.FRACTION * free)})"
+                f": its peak grew as n^{power:.2g} from n = {a} to {b}")  # fmt: skip
 
     def _measured_below(self, label: str, n: int) -> list[_Point]:
         return sorted((p for p in self.history.get(label, []) if p.n < n), key=lambda p: p.n)
@@ -185,8 +229,12 @@ class Budget:
         return compile_s + self.predict_first_excess(label, n) + MIN_CALLS * call
 
     def over(self, label: str, n: int, primal: Primal | None = None) -> str | None:
-        """The skip reason when the point is predicted over budget, else None (also
-        where only its predicted compile puts it over, after small compiles below)."""
+        """The skip reason when the point is predicted over budget, in time or in memory
+        (``over_memory``), else None (also where only its predicted compile puts it over
+        budget, after small compiles below)."""
+        too_big = self.over_memory(label, n)
+        if too_big:
+            return too_big
         predicted = self.predict_point(label, n, primal)
         if predicted is None or predicted <= self.budget_s:
             return None
@@ -232,9 +280,20 @@ def _extrapolate(pts: list[_Point], n: int, value, default_power: float) -> floa
     with one size, or a zero value, ``default_power``. Clamped to [MIN, MAX]_POWER."""
     last = pts[-1]
     prev = next((p for p in reversed(pts[:-1]) if p.n < last.n), None)
-    if prev is not None and value(prev) > 0 and value(last) > 0:
-        power = math.log(value(last) / value(prev)) / math.log(last.n / prev.n)
-    else:
-        power = default_power
+    pair = [(p.n, value(p)) for p in (prev, last) if p is not None]
+    return loglog(pair, n, default_power)[0]
+
+
+def loglog(pair: list[tuple[int, float]], n: int, default_power: float) -> tuple[float, float]:
+    """(value at ``n``, exponent) on log-log axes through ``pair``'s two (size, value),
+    ascending in size; with one, or a value not positive, ``default_power``. The exponent
+    is clamped to [MIN, MAX]_POWER. The one extrapolation of time and memory (the
+    advisor's memory too)."""
+    (n2, v2) = pair[-1]
+    power = default_power
+    if len(pair) > 1:
+        n1, v1 = pair[-2]
+        if v1 > 0 and v2 > 0 and n2 > n1:
+            power = math.log(v2 / v1) / math.log(n2 / n1)
     power = min(max(power, MIN_POWER), MAX_POWER)
-    return value(last) * (n / last.n) ** power
+    return v2 * (n / n2) ** power, power

@@ -355,6 +355,7 @@ class _Run:
         fields = pt.fields(timing, bound)
         if self.memory:  # once, outside the timed loop (the repeats are in)
             fields.update(memory_fields(p, notes))
+            self.budget.add_memory(v.label, n, fields.get("peak_bytes"))  # the next size's
         if v.mode != "primal":
             # the reference compiles reverse (and forward) mode: after the timings
             out = pt.watch.result
