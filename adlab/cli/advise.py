@@ -12,7 +12,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from .._format import jsonable
+from .._format import jsonable, parse_bytes
 from ..measure.sweep import BUDGET_S, DEFAULT_MODES
 from ._args import add_backend_argument, add_model_arguments
 
@@ -35,9 +35,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_backend_argument(p, "the framework (default jax)")
     p.add_argument("--budget", type=float, default=BUDGET_S, metavar="S",
                    help=f"seconds one point may take, compile included ({BUDGET_S})")  # fmt: skip
+    p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
+                   help="rule out a mode whose peak memory at n, measured or predicted, "
+                   "is past SIZE: bytes, or 4GB, 512MB, '1.5 GB' (1 KB = 1000 B)")  # fmt: skip
     p.add_argument("--json", action="store_true",
                    help="print only JSON: the advice and its records")  # fmt: skip
     p.set_defaults(run=run)
+
+
+def _size(text: str) -> float:
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def advice_json(advice: Any) -> str:
@@ -57,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--n must be a positive integer, got {args.n}")
     advice = advise(args.model, args.n, args.modes, precision=args.precision,
                     backend=args.backend, budget_s=args.budget, warn=False,
-                    settings=dict(args.settings))  # fmt: skip
+                    settings=dict(args.settings), memory_limit=args.memory_limit)  # fmt: skip
     if args.json:
         print(advice_json(advice))
     else:

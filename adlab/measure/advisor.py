@@ -15,6 +15,14 @@ last two sizes measured; the flops at n are extrapolated from theirs (XLA
 counts them exactly, so their growth is known, where the time of small sizes
 is mostly the cost of a call and hides it). Without flops (NumPy), or where
 the times do not grow, the time itself is extrapolated on log-log axes.
+
+Memory is weighed too. Each candidate's peak at n is its record's, or for a
+predicted mode extrapolated as the sweep's budget does (``budget.loglog``, through
+the last two sizes). Given ``memory_limit`` ("4GB"), a mode whose peak is past it
+is ruled out, and said so with its figure; and where the fastest needs far more
+than another candidate (``MEMORY_APART`` times, and ``MEMORY_WORTH`` at least), the
+sentence says both: "reverse is fastest, 8x faster than forward, but needs 3.2 GB;
+forward needs 40 MB".
 """
 
 from __future__ import annotations
@@ -26,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from .._format import ratio, seconds
+from .._format import human_bytes, parse_bytes, ratio, seconds
 from .._vocab import Record
+from .budget import loglog
 from .findings import compare, series_records
 from .series import Series, parse_variants
 from .sweep import BUDGET_S, bench, default_modes
@@ -40,6 +49,11 @@ PREDICTION_SPREAD = 3.0
 SMALLER = (1 / 30, 1 / 10, 1 / 3)
 #: errors this far apart are worth a word even where the times tie
 ERRORS_APART = 100.0
+#: the fastest mode's peak memory is worth a word where it is this many times another
+#: candidate's ...
+MEMORY_APART = 10.0
+#: ... and this many bytes at least (below, any machine has it to spare)
+MEMORY_WORTH = 100e6
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,10 @@ class Advice:
         predicted_from: predicted label -> the largest size its prediction rests on.
         records: the evidence: every record the advice was drawn from.
         errors: label -> its error (as ``error`` is the best's).
+        memory: label -> peak bytes of one call at n, measured or (for a predicted
+            label) predicted; a label whose peak is unknown is left out.
+        memory_limit: the bytes a call may hold (None: no limit).
+        ruled_out: label -> its peak at n, past ``memory_limit``: not a candidate.
     """
 
     model: str
@@ -75,6 +93,9 @@ class Advice:
     predicted_from: Mapping[str, int] = field(default_factory=dict)
     records: tuple[Record, ...] = ()
     errors: Mapping[str, float | None] = field(default_factory=dict)
+    memory: Mapping[str, float] = field(default_factory=dict)
+    memory_limit: float | None = None
+    ruled_out: Mapping[str, float] = field(default_factory=dict)
 
     def _named(self, label: str) -> str:
         if label in self.predicted:
@@ -87,16 +108,21 @@ class Advice:
         than forward (error 2e-16)." Ties are said as ties."""
         where = f"at n = {self.n} on {self.model}"
         at = f"At n = {self.n} on {self.model}"
+        if self.best is None and self.ruled_out:
+            return f"{at}: no mode fits the memory limit of {self._past_limit()}."
         if self.best is None:
             return f"{at}: no mode was measured (see the reasons)."
+        return self._verdict(at, where) + self._memory_words() + self._ruled_out_words()
+
+    def _verdict(self, at: str, where: str) -> str:
         if self.runner_up is None:
-            return f"{at}: only {self._named(self.best)} was measured{_error_text(self.error)}."
+            return f"{at}: only {self._named(self.best)} was measured{_error_text(self.error)}"
         group = [self.best, *self.tied]
         about = "~" if set(self.predicted) & {self.best, self.runner_up} else ""
         if not self.tied:
             return (f"{at}: {self._named(self.best)} is fastest, "
                     f"{about}{ratio(self.speedup)} faster than {self._named(self.runner_up)}"
-                    f"{_error_text(self.error)}.")  # fmt: skip
+                    f"{_error_text(self.error)}")  # fmt: skip
         text = f"{_joined([self._named(x) for x in group])} are within noise {where}; "
         text += "either" if len(group) == 2 else "any of them"
         rest = [x for x in self.times if x not in group]
@@ -105,7 +131,37 @@ class Advice:
             about = "~" if set(self.predicted) & {self.best, slower} else ""
             factor = self.times[slower] / self.times[self.best]
             text += f", {about}{ratio(factor)} faster than {self._named(slower)}"
-        return text + self._accuracy(group) + "."
+        return text + self._accuracy(group)
+
+    def _memory_words(self) -> str:
+        """Where the fastest needs far more memory than the leanest other candidate
+        (``MEMORY_APART``, ``MEMORY_WORTH``), both figures: ", but needs 3.2 GB; forward
+        needs 40 MB." (tied: "; reverse needs 3.2 GB, forward 40 MB."); else "."."""
+        peak = self.memory.get(self.best)
+        others = {x: b for x, b in self.memory.items() if x != self.best and x in self.times}
+        if peak is None or not others or peak < MEMORY_WORTH:
+            return "."
+        lean = min(others, key=others.__getitem__)
+        if peak < MEMORY_APART * others[lean]:
+            return "."
+        slower = self.times[lean] / self.times[self.best]
+        than = "" if lean == self.runner_up or slower < 1.5 else f" and is {ratio(slower)} slower"
+        if self.tied:
+            return f"; {self.best} needs {self._bytes(self.best)}, {lean} {self._bytes(lean)}."
+        return (f", but needs {self._bytes(self.best)}; {lean} needs "
+                f"{self._bytes(lean)}{than}.")  # fmt: skip
+
+    def _bytes(self, label: str, table: Mapping[str, float] | None = None) -> str:
+        """A label's peak, "~" before a predicted one."""
+        value = (self.memory if table is None else table)[label]
+        return ("~" if label in self.predicted else "") + human_bytes(value)
+
+    def _past_limit(self) -> str:
+        needs = "; ".join(f"{x} needs {self._bytes(x, self.ruled_out)}" for x in self.ruled_out)
+        return f"{human_bytes(self.memory_limit)}: {needs}"
+
+    def _ruled_out_words(self) -> str:
+        return f" Ruled out by the memory limit of {self._past_limit()}." if self.ruled_out else ""
 
     def _accuracy(self, group: Sequence[str]) -> str:
         """Where tied modes' errors are far apart, which is the more accurate."""
@@ -147,6 +203,13 @@ def predict(measured: Mapping[int, Record], n: int) -> float | None:
     return tb * (n / b.n) ** power
 
 
+def predict_peak(measured: Mapping[int, Record], n: int) -> float | None:
+    """Peak bytes at ``n`` from one series' records at sizes below it that measured
+    one (through the last two, as the sweep's budget predicts), or None with fewer."""
+    peaks = sorted((s, r.peak_bytes) for s, r in measured.items() if s < n and r.peak_bytes)
+    return loglog(peaks[-2:], n, 1.0)[0] if len(peaks) >= 2 else None
+
+
 def _as_predicted(last: Record, n: int, t: float) -> Record:
     """A stand-in record of a prediction, its interval ``PREDICTION_SPREAD`` wide, for
     ``compare`` (never shown: the evidence holds only what was measured)."""
@@ -155,31 +218,44 @@ def _as_predicted(last: Record, n: int, t: float) -> Record:
 
 
 def advice_from(
-    records: Iterable[Record], n: int, model: str | None = None, *, predicted: bool = True
-) -> Advice:
+    records: Iterable[Record], n: int, model: str | None = None, *, predicted: bool = True,
+    memory_limit: str | float | None = None,
+) -> Advice:  # fmt: skip
     """The advice at ``n`` from records already measured (no new measurement).
 
     Every derivative series measured at ``n`` is a candidate with its record
     there; one measured only below ``n`` (at two sizes at least) is a candidate
-    with a predicted time, unless ``predicted=False``. Primal series (f itself)
-    are not candidates.
+    with a predicted time (and peak memory), unless ``predicted=False``. Primal
+    series (f itself) are not candidates, nor is a series whose peak at ``n`` is past
+    ``memory_limit`` (bytes, or text: "4GB"; ``Advice.ruled_out``).
     """
+    limit = None if memory_limit is None else parse_bytes(memory_limit)
     records = tuple(records)
     by_label = series_records(r for r in records if r.mode != "primal")
     at_n: dict[str, Record] = {}
     basis: dict[str, int] = {}
+    memory: dict[str, float] = {}
     for label, rs in by_label.items():
         if n in rs:
             at_n[label] = rs[n]
+            if rs[n].peak_bytes is not None:
+                memory[label] = rs[n].peak_bytes
             continue
         t = predict(rs, n) if predicted else None
         if t is not None and t > 0 and math.isfinite(t):
             basis[label] = max(s for s in rs if s < n)
             at_n[label] = _as_predicted(rs[basis[label]], n, t)
+            peak = predict_peak(rs, n)
+            if peak is not None:
+                memory[label] = peak
+    ruled_out = {x: b for x, b in memory.items() if limit is not None and b > limit}
     name = model or next((r.model for r in records), "the model")
-    ranked = sorted(at_n, key=lambda x: at_n[x].median_s)
+    ranked = sorted((x for x in at_n if x not in ruled_out), key=lambda x: at_n[x].median_s)
     if not ranked:
-        return Advice(name, n, None, None, None, (), None, (), records=records)
+        guessed = tuple(x for x in ruled_out if x in basis)
+        return Advice(name, n, None, None, None, (), None, guessed, predicted_from=basis,
+                      records=records, memory=memory, memory_limit=limit,
+                      ruled_out=ruled_out)  # fmt: skip
     best = ranked[0]
     runner = ranked[1] if len(ranked) > 1 else None
     times = {x: at_n[x].median_s for x in ranked}
@@ -188,8 +264,9 @@ def advice_from(
         model=name, n=n, best=best, runner_up=runner,
         speedup=times[runner] / times[best] if runner else None,
         tied=tuple(x for x in ranked[1:] if compare(at_n[best], at_n[x]) == 0),
-        error=errors[best], predicted=tuple(x for x in ranked if x in basis),
-        times=times, predicted_from=basis, records=records, errors=errors,
+        error=errors[best], predicted=tuple(x for x in [*ranked, *ruled_out] if x in basis),
+        times=times, predicted_from=basis, records=records, errors=errors, memory=memory,
+        memory_limit=limit, ruled_out=ruled_out,
     )  # fmt: skip
 
 
@@ -212,6 +289,7 @@ def advise(
     backend: str | None = None,
     budget_s: float = BUDGET_S,
     records: Iterable[Record] = (),
+    memory_limit: str | float | None = None,
     **options: Any,
 ) -> Advice:
     """Measure ``modes`` of ``model`` at ``n`` and say which is fastest beyond the noise.
@@ -224,6 +302,10 @@ def advise(
         precision, backend, budget_s: as in ``bench`` (``backend=None``: its default).
         records: records of an earlier sweep of the same model, for context: a
             mode skipped at ``n`` is predicted from their sizes below ``n``.
+        memory_limit: the memory one call may hold, as bytes or text ("4GB", "512MB",
+            "1.5 GB"): a mode whose peak at ``n``, measured or predicted, is past it is
+            ruled out, and said so with its figure. None: no limit (the advice still
+            says where the fastest needs far more memory than another).
         **options: passed on to ``bench`` (scheme, jit, repeats, target_s, seed,
             settings, warn, ...).
 
@@ -233,6 +315,7 @@ def advise(
         and its time at ``n`` predicted.
     """
     n = int(n)
+    limit = None if memory_limit is None else parse_bytes(memory_limit)  # refused before measuring
     variants = parse_variants(default_modes(backend) if modes is None else modes)
     if backend is not None:
         options["backend"] = backend
@@ -249,4 +332,4 @@ def advise(
         if len(labels) != len(variants):  # variants on models of their own: all again
             again = variants
         more = list(bench(model, smaller_sizes(n), again, **options))
-    return advice_from([*earlier, *more, *fresh], n)
+    return advice_from([*earlier, *more, *fresh], n, memory_limit=limit)
