@@ -192,7 +192,8 @@ def _value(p: Any, full_output: bool, check: tuple | None = None, checked: bool 
             trusted, note = unchecked(trusted, note)
     if not full_output:
         return value
-    return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, trusted, note)
+    return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, trusted, note,
+                                 **p.memory())  # fmt: skip
 
 
 def hessian(

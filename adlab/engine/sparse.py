@@ -176,9 +176,15 @@ class SparsePrepared:
         the read of the nonzeros from them, one gather, is not in it)."""
         return self._inner.passes.cost()
 
+    def memory(self) -> dict[str, Any]:
+        """The memory of the compressed passes' program (``Prepared.memory``; the read of
+        the nonzeros from them, one gather, is not in it)."""
+        return self._inner.passes.memory()
+
     def info(self) -> DerivativeInfo:
         return DerivativeInfo(None, self.f_evals, self.compile_s, None, True, self.note,
-                              colors=self.colors, nnz=self.nnz, via=self.via)  # fmt: skip
+                              colors=self.colors, nnz=self.nnz, via=self.via,
+                              **self.memory())  # fmt: skip
 
     def __repr__(self) -> str:
         scheme = f"[{self.scheme}]" if self.scheme else ""

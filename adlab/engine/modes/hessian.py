@@ -317,6 +317,21 @@ def _composition(name: str, hvp: bool, backend: str = DEFAULT) -> Composition:
     return c
 
 
+def _reverse_part(name: str, spec: Spec, p: Primitives, hvp: bool) -> Callable | None:
+    """What the composition's reverse pass runs forward (``Built.reverse_of``): f, where
+    reverse mode is innermost (its gradient differentiated again, by forward mode or by
+    differences); the inner derivative, where it is outermost; None without one."""
+    outer, _, inner = name.partition("-over-")
+    if name == "forward-over-forward":
+        return None
+    if outer != "reverse":
+        return spec.f
+    i = spec.indices[0]
+    if hvp and inner == "forward":  # one push-forward along v (after x), pulled back
+        return lambda *a: p.impl.pushforward(_of_x(spec.f, a, i), a[i], a[i + 1])[1]
+    return lambda *a: p.gradient(_of_x(spec.f, a, i), inner)(a[i])
+
+
 def _primitives(spec: Spec) -> Primitives:
     return Primitives(spec.backend, np.dtype(spec.dtype).name, spec.jit)
 
@@ -327,8 +342,9 @@ def hessian(spec: Spec) -> Built:
     n = check_spec(spec, "Hessian")
     c = _composition(spec.scheme, hvp=False, backend=spec.backend)
     _memory.check(n * n * np.dtype(spec.dtype).itemsize, f"the Hessian ({n} x {n})")
-    fn = c.hessian(spec, _primitives(spec))
-    return Built(fn, f_evals=c.passes(n, False), note=NOTES.get(c.name))
+    p = _primitives(spec)
+    return Built(c.hessian(spec, p), f_evals=c.passes(n, False), note=NOTES.get(c.name),
+                 reverse_of=_reverse_part(c.name, spec, p, hvp=False))  # fmt: skip
 
 
 def _hvp(spec: Spec, with_gradient: bool) -> Built:
@@ -338,13 +354,15 @@ def _hvp(spec: Spec, with_gradient: bool) -> Built:
     i = spec.indices[0]
     # the compositions take f without v, and v last; spec.f ignores its v, so any array serves
     f = lambda *b: spec.f(*b[: i + 1], b[i], *b[i + 1 :])  # noqa: E731
-    product = c.hvp(f, i, with_gradient, _primitives(spec))
+    p = _primitives(spec)
+    product = c.hvp(f, i, with_gradient, p)
 
     def fn(*a):
         return product(*a[: i + 1], *a[i + 2 :], a[i + 1])
 
     passes = c.passes(n, True) + (c.gradient_passes if with_gradient else 0)
-    return Built(fn, f_evals=passes, note=NOTES.get(c.name))
+    return Built(fn, f_evals=passes, note=NOTES.get(c.name),
+                 reverse_of=_reverse_part(c.name, spec, p, hvp=True))  # fmt: skip
 
 
 @register("hvp", backends=NESTING_BACKENDS, eager_cures=True, schemes=HVP_NAMES, order=2,
