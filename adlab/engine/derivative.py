@@ -32,6 +32,8 @@ from .._vocab import (
 from . import crosscheck as checking
 from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .backends.base import NotAnArray
+from .backends.checkpoint import check_checkpoint, checkpoint_matters
+from .backends.facts import checkpoint_refusal
 from .backends.inner_grad import check_inner
 from .model.args import backend_inputs, cast_args, wrt_indices
 from .model.precision import dtype_of, precision_scope
@@ -80,6 +82,7 @@ def prepare(
     inner: Inner = "reverse",
     device: Device | None = None,
     where: Where | None = None,
+    checkpoint: bool | str | None = None,
 ) -> Prepared:
     """Compile the derivative of ``f(x, *args)`` for these shapes; see ``derivative``.
 
@@ -96,6 +99,8 @@ def prepare(
     """
     model = f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
     check_inner(inner)
+    if check_checkpoint(checkpoint) and checkpoint_refusal(backend):  # before it is loaded
+        raise ValueError(checkpoint_refusal(backend))
     impl = get_backend(backend)  # an unknown or missing framework says so
     precision = precision or facts_of(backend).precisions[0]  # TF.js: float32
     if where is not None and where not in WHERES:
@@ -104,10 +109,11 @@ def prepare(
     runs_in = impl.placed(where)  # JavaScript: "node" or "browser"; None: Python
     jit = impl.resolve_jit(jit)  # None: as the framework's users run it
     if sparse:  # the pattern read from the program, colored: adlab.engine.sparse
-        if model.inner_matters(inner):
+        if model.inner_matters(inner) or checkpoint_matters(model.source, checkpoint):
             raise ValueError(
                 "sparse=True reads the model's program with its grad(...) in "
-                "reverse mode; leave inner unset (the values are the same)"
+                "reverse mode and its loops as written; leave inner and checkpoint unset "
+                "(the values are the same)"
             )
         return prepare_sparse(model, x, *args, mode=mode, wrt=wrt, jit=jit,
                               precision=precision, backend=backend, prepare=prepare)  # fmt: skip
@@ -129,12 +135,12 @@ def prepare(
     all_args = cast_args(all_args, dtype, indices)
     size = sum(int(np.size(all_args[i])) for i in indices)
     location = f"f, mode {mode!r}, n={size}"  # where errors say they happened
-    f = model.function(backend, precision, inner)
+    f = model.function(backend, precision, inner, checkpoint)
     # Which hint a tracer error gets: whether jit=False would cure it (see Rule).
     eager_cures = jit and rule.eager_cures
     options = dict(mode=mode, scheme=scheme, precision=precision, backend=backend,
                    jit=jit, wrt=wrt, where=location, eager_cures=eager_cures,
-                   inner=inner)  # fmt: skip
+                   inner=inner, checkpoint=checkpoint)  # fmt: skip
 
     def guard(thunk: Callable[[], Any], traced: bool) -> Any:
         """Run a step that may fail in the model's code; ``traced``: under the compiler."""
@@ -174,6 +180,8 @@ def prepare(
     # what keys the program in adlab's cache of compiled programs (program_cache)
     # (``inner`` only where it changes the program: the default's keys stay as they were)
     inner_key = {"inner": inner} if model.inner_matters(inner) else {}
+    if checkpoint_matters(model.source, checkpoint):  # so is the loops' checkpoint
+        inner_key["checkpoint"] = checkpoint
     with program_cache.identity(
         model,
         mode=mode,
@@ -213,6 +221,7 @@ def derivative(
     device: Device | None = None,
     where: Where | None = None,
     check: bool = True,
+    checkpoint: bool | str | None = None,
 ) -> Any:
     """The derivative of ``f(x, *args)`` with respect to argument(s) ``wrt``.
 
@@ -262,6 +271,11 @@ def derivative(
             PyTorch, TensorFlow and autograd, the JAX program the check compiles): the
             result is then only tested to be finite, and its ``DerivativeInfo`` says
             ``trusted=False`` with the note ``UNCHECKED``, without a warning.
+        checkpoint: the default ``checkpoint=`` of the model's loops (``fori_loop``,
+            ``scan``) that do not say: False stores every step, True recomputes each
+            step's body in the backward pass, "sqrt" keeps every ~sqrt(T)-th carry and
+            recomputes in between; memory for time in reverse mode. None (default): as
+            the model's source says. autograd, NumPy and JavaScript refuse True/"sqrt".
 
     References:
         Richardson extrapolation and step sizes: see ``adlab.engine.modes.numeric``;
@@ -269,7 +283,7 @@ def derivative(
     """
     p = prepare(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
                 scheme=scheme, step=step, backend=backend, sparse=sparse,
-                inner=inner, device=device, where=where)  # fmt: skip
+                inner=inner, device=device, where=where, checkpoint=checkpoint)  # fmt: skip
     if sparse:
         value = p(*p.inputs)
         return (value, p.info()) if full_output else value

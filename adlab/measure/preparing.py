@@ -52,7 +52,7 @@ def prepare_series(m: Model, point: tuple, v: Series) -> Any:
         return prepare_hvp(m, point[0], u, *point[1:], scheme=v.scheme, **options)
     return prepare(m, *point, mode=v.mode, scheme=v.scheme or "central",
                    sparse=bool(v.sparse), device=v.device, where=v.where,
-                   **options)  # fmt: skip
+                   checkpoint=v.checkpoint, **options)  # fmt: skip
 
 
 class Preparing:
@@ -74,7 +74,7 @@ class Preparing:
         ``UntrustedWarning``s it gave, or without ``caught`` (on a thread of
         ``compile_all``), its caveat as that warning says it."""
         key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse), v.inner,
-               v.device, v.where)  # fmt: skip
+               v.device, v.where, v.checkpoint)  # fmt: skip
         if key not in self.programs:
             if not caught:
                 p = prepare_series(m, point, v)

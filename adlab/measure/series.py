@@ -15,8 +15,10 @@ per-sample case compares three models in one sweep). Options are ``jit`` /
 ``sparse``, and ``inner-forward`` / ``inner-reverse``, the mode of the derivative the
 model takes inside itself with ``grad`` (``"reverse(inner-forward)"``: GradBench's
 ``rf``); for the JavaScript backends, the device (``cpu``, ``wasm``, ``webgl``:
-``"reverse(tfjs,wasm)"``) and where they run (``node``, ``browser``); anything left
-out takes the sweep's default, and a ``jit`` left
+``"reverse(tfjs,wasm)"``) and where they run (``node``, ``browser``); and
+``checkpoint=false|true|sqrt``, the default ``checkpoint=`` of the model's loops
+(``"reverse(checkpoint=sqrt)"``: memory for time; prepare's ``checkpoint``), the one
+option written key=value; anything left out takes the sweep's default, and a ``jit`` left
 unset everywhere is the backend's own (JAX jitted, the others eager). The
 string form of a resolved variant is its ``label``, the name of its series in
 tables and plots.
@@ -31,6 +33,8 @@ from typing import Any
 
 from .._vocab import BACKENDS, DEVICES, PRECISIONS, SCHEMES, WHERES
 from ..engine.backends import DEFAULT, FACTS, default_jit, get_backend, has_compiler
+from ..engine.backends.checkpoint import check_checkpoint
+from ..engine.backends.facts import checkpoint_refusal
 from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
 from ..engine.sparse import SPARSE_MODES, sparse_refusal
@@ -49,6 +53,8 @@ _OPTIONS: dict[str, tuple[str, Any]] = {
     **{d: ("device", d) for d in DEVICES},
     **{w: ("where", w) for w in WHERES},
 }
+#: the options written key=value, each value's spelling: prepare's checkpoint=
+_KEYED: dict[str, dict[str, Any]] = {"checkpoint": {"false": False, "true": True, "sqrt": "sqrt"}}
 _SYNTAX = re.compile(
     r"^\s*([a-z][a-z-]*)\s*(?:\[\s*([a-z][a-z0-9-]*)\s*\])?\s*(?:\(([^()]*)\))?\s*$"
 )
@@ -60,6 +66,7 @@ SYNTAX_HELP = (
     + ", ".join(BACKENDS)
     + ", float32, float64, sparse, inner-forward, inner-reverse, "
     + ", ".join(DEVICES + WHERES)
+    + ", checkpoint=false|true|sqrt"
 )
 
 
@@ -86,6 +93,8 @@ class Series:
         inner: the mode of the model's own ``grad(fn)`` (``adlab.prepare``'s ``inner``).
         device: TF.js's backend, "cpu", "wasm" or "webgl" (``adlab.prepare``'s ``device``).
         where: "node" or "browser", for the JavaScript backends (``adlab.prepare``'s).
+        checkpoint: the default ``checkpoint=`` of the model's loops: False, True or
+            "sqrt" (``adlab.prepare``'s; None: as the model's source says).
     """
 
     mode: str
@@ -100,6 +109,7 @@ class Series:
     inner: str | None = None
     device: str | None = None
     where: str | None = None
+    checkpoint: bool | str | None = None
 
     def resolve(self, tag: str | None = None, **defaults: Any) -> Series:
         """Fill every ``None`` option from ``defaults`` (jit, precision, backend, scheme)
@@ -118,6 +128,8 @@ class Series:
             inner=check_inner(self.inner or defaults.get("inner") or "reverse"),
             device=self.device or defaults.get("device"),
             where=self.where or defaults.get("where"),
+            checkpoint=defaults.get("checkpoint") if self.checkpoint is None else
+            self.checkpoint,
         )  # fmt: skip
         schemes = rule.schemes or SCHEMES
         if v.scheme is not None and v.scheme not in schemes:
@@ -131,6 +143,11 @@ class Series:
             raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {v.precision!r}")
         if v.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {v.backend!r}")
+        # the second-order modes prepare their own nesting, loops as the source says
+        later = None if rule.order <= 1 else "checkpoint= applies to first derivatives"
+        why = checkpoint_refusal(v.backend) or later
+        if check_checkpoint(v.checkpoint) and why:
+            raise ValueError(f"{self.spelled()}: {why}")
         impl = get_backend(v.backend)  # the framework is imported here
         refusal = rule.refusal(impl)
         if refusal:
@@ -182,6 +199,8 @@ class Series:
         for key in ("device", "where"):
             if differs(key):
                 opts.append(getattr(self, key))
+        if differs("checkpoint"):
+            opts.append(f"checkpoint={str(self.checkpoint).lower()}")
         return text + (f"({','.join(opts)})" if opts else "")
 
 
@@ -207,6 +226,12 @@ def parse_variant(spec: str | Mapping[str, Any] | Series) -> Series:
         raise ValueError(f"{spec!r}: only 'numeric' (a scheme) and the second-order modes "
                          "'hessian' and 'hvp' (a composition) take a [bracket]")  # fmt: skip
     for opt in filter(None, (o.strip() for o in (opts or "").split(","))):
+        key, _, value = (s.strip() for s in opt.partition("="))
+        if key in _KEYED and value.lower() in _KEYED[key]:
+            fields[key] = _KEYED[key][value.lower()]
+            continue
+        if key in _KEYED:
+            raise ValueError(f"{spec!r}: {key}= takes {'|'.join(_KEYED[key])}, got {value!r}")
         if opt not in _OPTIONS:
             raise ValueError(f"{spec!r}: unknown option {opt!r}; {SYNTAX_HELP}")
         key, value = _OPTIONS[opt]

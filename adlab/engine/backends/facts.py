@@ -77,6 +77,9 @@ class Facts:
         forward_column_cost: eagerly, a forward-mode Jacobian's cost per input in f's
             values where it pushes one tangent at a time (None: batched, or compiled); as
             seen on ode: the GradBench tool times one tangent's pass where it is set.
+        checkpoint: how its loops recompute steps in the backward pass (``scan(...,
+            checkpoint=True)`` or ``"sqrt"``), in words; None: it has no checkpointing.
+        why_no_checkpoint: why not (checkpoint None), in words.
     """
 
     package: str
@@ -108,6 +111,8 @@ class Facts:
     traces_with: tuple[str, str] | None = None
     precisions: tuple[str, ...] = ("float64", "float32")
     forward_column_cost: float | None = None
+    checkpoint: str | None = None
+    why_no_checkpoint: str = "adlab runs its loops without recomputation there"
 
     def how(self, jit: bool) -> str | None:
         """How it runs a derivative, jitted or not, in a few words; None if it cannot."""
@@ -124,6 +129,7 @@ FACTS: dict[str, Facts] = {
         marker="circle", dash="solid",
         nests=COMPOSITIONS, profiler="xla", sparse=True, sparse_refusal=None,
         imports=("jax", "jaxlib"), aliases=("jnp", "lax"),
+        checkpoint="jax.checkpoint (remat)",
     ),
     "numpy": Facts(
         "numpy", None, "NumPy", None,
@@ -131,6 +137,7 @@ FACTS: dict[str, Facts] = {
         "the framework-free baseline",
         how_eager="plain NumPy", marker="square", dash="dashed", has_ad=False, g9=True,
         profile_refusal="a NumPy program has no operations a profiler names",
+        why_no_checkpoint="NumPy takes no derivatives: no backward pass to recompute in",
     ),
     "torch": Facts(
         "torch", "torch", "PyTorch", "torch.compile",
@@ -145,6 +152,7 @@ FACTS: dict[str, Facts] = {
         profiler="torch.profiler", own_namespace=True, imports=("torch",),
         traces_with=("data-dependent control flow",
                      "PyTorch batches these evaluations with torch.func.vmap"),
+        checkpoint="torch.utils.checkpoint",
     ),  # fmt: skip
     "tensorflow": Facts(
         "tensorflow", "tensorflow", "TensorFlow", "tf.function(jit_compile=True)",
@@ -161,6 +169,7 @@ FACTS: dict[str, Facts] = {
         traces_with=("as a Python `bool` is not allowed",
                      "TensorFlow traces f into a graph here"),
         forward_column_cost=16.0,  # ForwardAccumulator: 15-16x f (ode, n = 20 and 40)
+        checkpoint="tf.recompute_grad",
     ),  # fmt: skip
     "autograd": Facts(
         "autograd", "autograd", "autograd", None,
@@ -169,6 +178,7 @@ FACTS: dict[str, Facts] = {
         profile_refusal="autograd runs NumPy, whose operations no profiler names",
         own_namespace=True, imports=("autograd",), aliases=("anp",),
         forward_column_cost=11.0,  # make_jvp, one unit tangent each: 10-11x f (ode, n = 40, 80)
+        why_no_checkpoint="autograd's tape keeps every step and offers no recomputation",
     ),
     # the model traced with JAX, its programs emitted as JavaScript and run in Node
     "js": Facts(
@@ -180,6 +190,7 @@ FACTS: dict[str, Facts] = {
         why_no_nesting=("adlab emits first-order programs only (f, its gradient, its JVP); "
                         "a second derivative would need the gradient's own program emitted"),
         profile_refusal="adlab does not read Node's profiler yet",
+        why_no_checkpoint="adlab emits its loops as JavaScript, without recomputation",
     ),
     # the model traced with JAX, its program translated to TF.js operations, run in Node
     "tfjs": Facts(
@@ -192,6 +203,7 @@ FACTS: dict[str, Facts] = {
         precisions=("float32",),
         why_no_nesting=("adlab translates f alone, and TF.js's tf.grad of tf.grad is not "
                         "offered yet"),
+        why_no_checkpoint="adlab translates its loops to TF.js, without recomputation",
     ),
 }
 # fmt: on
@@ -213,6 +225,20 @@ def label_of(name: str) -> str:
     """How people name backend ``name`` ("PyTorch"); the name itself for one adlab lacks."""
     known = FACTS.get(name)
     return known.label if known is not None else name
+
+
+def checkpoint_refusal(name: str) -> str | None:
+    """Why backend ``name`` cannot take ``checkpoint=True`` or ``"sqrt"``, and what to do;
+    None where it can."""
+    known = FACTS.get(name)
+    if known is None or known.checkpoint is not None:
+        return None
+    able = " or ".join(", ".join(repr(n) for n in with_fact("checkpoint")).rsplit(", ", 1))
+    return (
+        f"{known.label} (backend={name!r}) has no checkpointing "
+        f"({known.why_no_checkpoint}): use "
+        f"backend={able}, or checkpoint=False"
+    )
 
 
 def with_fact(fact: str) -> tuple[str, ...]:

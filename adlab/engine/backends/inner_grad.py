@@ -168,6 +168,7 @@ def _tensorflow(inner: str, precision: str) -> Callable:
     import tensorflow as tf
 
     from .tensorflow import forward_jacobian, own_rules
+    from .tensorflow.remat import inside
 
     zero = tf.UnconnectedGradients.ZERO
     dtype = getattr(tf, precision)
@@ -185,6 +186,7 @@ def _tensorflow(inner: str, precision: str) -> Callable:
         by_columns = forward(fn)
 
         def at(y: Any, *rest: Any) -> Any:
+            inside()  # no tape records in a checkpointed step: refused there
             y = fresh(y)
             with tf.GradientTape() as tape:
                 tape.watch(y)

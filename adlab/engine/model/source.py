@@ -27,6 +27,7 @@ import numpy as np
 
 from ..._vocab import ModelError
 from ..backends import get_backend
+from ..backends.checkpoint import checkpoint_matters, defaulting
 from ..backends.facts import BASELINE, DEFAULT, REFERENCE
 from ..backends.inner_grad import check_inner
 from ..backends.inner_grad import make as inner_grad
@@ -191,19 +192,22 @@ class Model:
 
     # ------------------------------------------------------------------ use
     def function(self, backend: str = DEFAULT, precision: str = "float64",
-                 inner: str = "reverse") -> Callable:  # fmt: skip
+                 inner: str = "reverse", checkpoint: Any = None) -> Callable:  # fmt: skip
         """The model's ``f`` bound to ``np`` of ``backend`` (its source run under that
         namespace on first use), for ``precision``; its ``grad`` takes ``inner`` mode
-        (``backends.inner_grad``), so the choice costs a call nothing."""
+        (``backends.inner_grad``), its loops ``checkpoint`` where they do not say, so the
+        choice costs a call nothing."""
         impl = get_backend(backend)  # an unknown or missing framework says so
         if self._source_code is None:  # a wrapped callable: its twins, else f itself
             return self._functions.get((backend, None)) or self._functions[(None, None)]
         key: tuple = (backend, precision if impl.namespace_per_precision else "float64")
         if self.inner_matters(inner):  # the source run once more, with grad in that mode
             key = (*key, check_inner(inner))
+        if checkpoint_matters(self.source, checkpoint):  # and with its loops' default
+            key = (*key, f"checkpoint={checkpoint}")
         if key not in self._functions:
             code, bound = self._source_code
-            ns = _run(code, self.name, self._files, backend, precision, bound, inner)
+            ns = _run(code, self.name, self._files, backend, precision, bound, inner, checkpoint)
             self._functions[key] = ns["f"]
         return self._functions[key]
 
@@ -329,10 +333,11 @@ def _refuse_own_imports(tree: ast.Module, filename: str) -> None:
 
 
 def _run(code: Any, name: str, files: frozenset[str], backend: str, precision: str,
-         bound: dict[str, Any], inner: str = "reverse") -> dict[str, Any]:  # fmt: skip
-    """The model's module namespace, its source run with ``np`` of ``backend`` and
-    ``grad`` in ``inner`` mode on the framework that namespace is (js traces JAX's)."""
-    base = get_backend(backend).namespace(precision)
+         bound: dict, inner: str = "reverse", checkpoint: Any = None) -> dict:  # fmt: skip
+    """The model's module namespace, its source run with ``np`` of ``backend``, ``grad``
+    in ``inner`` mode on the framework that namespace is (js traces JAX's), loops whose
+    ``checkpoint=`` defaults to ``checkpoint``."""
+    base = defaulting(get_backend(backend).namespace(precision), checkpoint)
     framework = getattr(base["np"], "__adlab_framework__", BASELINE)  # numpy's is the module
     # np's comparing functions follow the real-part rule under complex step (real_part)
     ns: dict[str, Any] = {"__name__": f"adlab_model_{name}", **base,

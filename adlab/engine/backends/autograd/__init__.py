@@ -22,10 +22,10 @@ from autograd.differential_operators import make_jvp, make_vjp
 from ...model.args import wrt_indices
 from .. import _namespace, _numpy_meaning
 from .._loops import python_loops
-from . import memory as _autograd_memory  # noqa: E402
 from ..base import Backend
 from ..numpy import numpy_batch
 from ..special import special_functions
+from . import memory as _autograd_memory  # noqa: E402
 
 
 def _svdvals(a: Any) -> Any:
@@ -105,5 +105,5 @@ def _forward(f: Callable, args: tuple, i: int) -> Any:
     return out.reshape((*out.shape[:-1], *x.shape))
 
 
-_LOOPS = python_loops(anp.stack)
+_LOOPS = python_loops(anp.stack, name="autograd")
 BACKEND = AutogradBackend()

@@ -91,10 +91,12 @@ class JsBackend(Backend):
                 "env": environment(n)}  # fmt: skip
 
     def namespace(self, precision: str) -> dict[str, Any]:
-        """JAX's: the model is traced with ``jax.numpy``, and its program emitted."""
+        """JAX's: the model is traced with ``jax.numpy``, and its program emitted; its
+        loops refuse ``checkpoint=`` (the loops emitted recompute nothing)."""
+        from .._loops import jax_loops
         from .._registry import get_backend
 
-        return get_backend("jax").namespace(precision)
+        return {**get_backend("jax").namespace(precision), **jax_loops(self.name)}
 
     def convert(self, args: tuple, precision: str) -> tuple:
         if precision != "float64":

@@ -78,5 +78,5 @@ class NumpyBackend(Backend):
         return F, np.concatenate(blocks)
 
 
-_LOOPS = python_loops(np.stack)
+_LOOPS = python_loops(np.stack, name="numpy")
 BACKEND = NumpyBackend()

@@ -51,9 +51,10 @@ from tensorflow.python.framework import ops as _ops  # noqa: E402 - numpy_behavi
 from ...model.args import wrt_indices  # noqa: E402
 from .. import _detach, _namespace, _numpy_meaning  # noqa: E402
 from .._loops import python_loops  # noqa: E402
-from . import memory as _tf_memory  # noqa: E402
 from ..base import Backend, batch_or_loop, hit_mask, tree_map, with_arg  # noqa: E402
 from ..special import special_functions  # noqa: E402
+from . import memory as _tf_memory  # noqa: E402
+from .remat import remat  # noqa: E402
 
 _BEFORE = (_ops.get_dtype_conversion_mode(), _ops._numpy_style_slicing)
 tnp.experimental_enable_numpy_behavior()  # Tensor's NumPy methods, for the process
@@ -164,7 +165,7 @@ class TensorflowBackend(Backend):
         # derivative is NaN where NumPy's function is smooth (sinc, std), or its second
         # derivative wrong where a factor is 0 (prod): _numpy_meaning
         _numpy_meaning.install(ns, ("median", "norm", "prod", "sinc", "std"), svdvals=_svdvals)
-        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(tnp.stack),
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS,
                 **special_functions("tensorflow", ns)}  # fmt: skip
 
     # ---------------------------------------------------------------- data
@@ -358,4 +359,5 @@ def _batched(f: Callable, i: int, shape: tuple[int, ...], rows: int, dtype: Any)
     return tf.function(run, autograph=False, reduce_retracing=True)
 
 
+_LOOPS = python_loops(tnp.stack, remat, "tensorflow")
 BACKEND = TensorflowBackend()

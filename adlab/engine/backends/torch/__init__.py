@@ -33,11 +33,12 @@ import torch
 from ...model.args import wrt_indices
 from .. import _namespace, _numpy_meaning, _startup
 from .._loops import python_loops
-from . import memory as _torch_memory  # noqa: E402
 from ..base import Backend, batch_or_loop, tree_map, with_arg
 from ..special import special_functions
+from . import memory as _torch_memory  # noqa: E402
 from . import numpy_meaning as _torch_numpy
 from .flops import count_flops
+from .remat import remat
 
 _startup.triton_first()  # so that a later `import tensorflow` cannot crash torch.compile
 
@@ -144,7 +145,7 @@ class TorchBackend(Backend):
         # PyTorch's median takes the lower middle value; its take has no axis and no list;
         # its sinc's second derivative at 0 is 0 or NaN (-pi**2 / 3)
         _numpy_meaning.install(ns, ("median", "sinc", "take"))
-        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **python_loops(torch.stack),
+        return {"np": ns, "map_samples": _map, "vmap_samples": _vmap, **_LOOPS,
                 **special_functions("torch", ns)}  # fmt: skip
 
     # ---------------------------------------------------------------- data
@@ -285,6 +286,9 @@ class TorchBackend(Backend):
     def wait(self, out: Any) -> Any:
         torch.cuda.synchronize(self.device)
         return out
+
+
+_LOOPS = python_loops(torch.stack, remat, "torch")
 
 
 def _or_zero(g: Any, x: Any) -> Any:
