@@ -59,7 +59,7 @@ def residuals(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, 
 
     def of_wrt(*w: Any) -> Any:
         args = list(inputs)
-        for i, a in zip(wrt, w):
+        for i, a in zip(wrt, w, strict=True):
             args[i] = a
         return f(*args)
 
