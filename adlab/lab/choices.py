@@ -20,9 +20,11 @@ import traitlets
 
 from ..engine.backends import KNOWN, installed, pip_command
 from .modes import (
+    CHECKPOINT_CHOICES,
     COMPOSITION_CHOICES,
     SPARSE_CHOICES,
     Refusal,
+    checkpoint_refusal,
     composition_refusal,
     mode_refusal,
     sparse_refusal,
@@ -64,6 +66,14 @@ _SPARSE_TIPS = (
     "colored: one pass per color (JAX)",
     "each of forward, reverse and Hessian both ways: dense beside sparse",
 )
+_CHECKPOINT_TEXT = {"false": "none", "true": "each step", "sqrt": "\u221asteps"}
+_CHECKPOINT_TIPS = {
+    "false": "reverse as usual: the tape keeps what every step of the loop computed",
+    "true": "checkpoint=True: the loop's steps run again in the backward pass instead of "
+    "being kept: less memory, more time",
+    "sqrt": "checkpoint='sqrt': the loop in about \u221asteps segments, each run again in the "
+    "backward pass (Griewank): about \u221asteps carries kept",
+}
 #: the jit choice: its buttons' text -> the ``jit`` trait's value
 JIT_CHOICES = {"as usual": None, "jit": True, "eager": False}
 _JIT_TIPS = (
@@ -131,6 +141,29 @@ def watch_refusals(state: LabTraits, modes: dict[str, w.Checkbox],
 
     state.observe(update, ["frameworks", "modes"])
     update()
+
+
+def checkpoint_row(state: LabTraits) -> tuple[w.VBox, dict[str, w.Checkbox]]:
+    """The checkpoint choices, a checkbox each, ticked as ``state.checkpoints``, and the
+    row that shows them: where they do nothing (a model without loops; reverse not
+    ticked) greyed out, a line under them saying what to do and each tooltip why."""
+    boxes = {c: w.Checkbox(value=c in state.checkpoints, description=_CHECKPOINT_TEXT[c],
+                           indent=False, tooltip=_CHECKPOINT_TIPS[c],
+                           layout=w.Layout(width="auto"))
+             for c in CHECKPOINT_CHOICES}  # fmt: skip
+    hint = w.HTML()
+    hint.add_class("adlab-hint")
+
+    def update(_change: dict | None = None) -> None:
+        why = checkpoint_refusal(state.model, state.modes)
+        hint.value = f"checkpointing: {why.hint}" if why else ""
+        for c, box in boxes.items():
+            show_refusal(box, None, _CHECKPOINT_TIPS[c], why)
+
+    state.observe(update, ["model", "modes"])
+    update()
+    title = w.HTML("<b>Checkpoint</b>&nbsp;", tooltip="reverse mode's tape of the loops")
+    return w.VBox([w.HBox([title, *boxes.values()]), hint]), boxes
 
 
 def framework_box(name: str, ticked: bool) -> w.Checkbox:

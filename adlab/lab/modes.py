@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from ..engine.backends import DEFAULT, KNOWN, REFERENCE
+from ..engine.model.source import Model
 from ..engine.modes import get_rule
 from ..engine.modes.hessian import NAMES
 from ..engine.sparse import SPARSE_BACKENDS
@@ -36,11 +37,18 @@ SECOND_ORDER: tuple[str, ...] = ("hessian", "hvp")
 COMPOSITION_CHOICES: tuple[str, ...] = NAMES
 #: dense: as usual; sparse: forward, reverse and Hessian from their pattern; both: each way
 SPARSE_CHOICES: tuple[str, ...] = ("dense", "sparse", "both")
+#: reverse mode's checkpointing of a model's loops, as the series syntax writes it
+#: (``reverse(checkpoint=sqrt)``; ``prepare(..., checkpoint=)``'s False, True, "sqrt"): each
+#: ticked one is a reverse series of its own, so memory and time are seen side by side
+CHECKPOINT_CHOICES: tuple[str, ...] = ("false", "true", "sqrt")
+_CHECKPOINT_VALUES = {"false": False, "true": True, "sqrt": "sqrt"}
 
 
 def variants(modes: Sequence[str], frameworks: Sequence[str], scheme: str,
-             compositions: Sequence[str], sparse: str = "dense") -> list[str]:  # fmt: skip
-    """The bench variants (= series labels) of the Lab's choices, framework by framework."""
+             compositions: Sequence[str], sparse: str = "dense",
+             checkpoints: Sequence[str] = ()) -> list[str]:  # fmt: skip
+    """The bench variants (= series labels) of the Lab's choices, framework by framework;
+    dense reverse once per ticked ``checkpoints`` choice (none ticked: as usual)."""
     out = []
     for framework in frameworks:
         for mode in modes:
@@ -53,9 +61,17 @@ def variants(modes: Sequence[str], frameworks: Sequence[str], scheme: str,
                 ways = [True] if sparse == "sparse" else [False, True]
             for bracket in brackets:
                 for way in ways:
-                    if _pairs(mode, bracket, way):
-                        out.append(variant(mode, bracket, framework, sparse=way))
+                    if not _pairs(mode, bracket, way):
+                        continue
+                    for checkpoint in (checkpoints or ["false"]) if _keeps(mode, way) else [None]:
+                        out.append(variant(mode, bracket, framework, sparse=way,
+                                           checkpoint=checkpoint))  # fmt: skip
     return out
+
+
+def _keeps(mode: str, sparse: bool) -> bool:
+    """Whether the mode keeps a tape that checkpointing can shrink: dense reverse."""
+    return mode == "reverse" and not sparse
 
 
 def nested(chosen: Sequence[str]) -> list[str]:
@@ -66,20 +82,37 @@ def nested(chosen: Sequence[str]) -> list[str]:
     for spec in chosen:
         out.append(spec)
         s = parse_variant(spec)
-        if s.mode in ("forward", "reverse") and not s.sparse and s.inner in (None, "reverse"):
+        # a checkpointed reverse is compared with plain reverse, not nested once more
+        plain = not s.sparse and not s.checkpoint
+        if s.mode in ("forward", "reverse") and plain and s.inner in (None, "reverse"):
             out.append(dataclasses.replace(s, inner="forward").spelled({"backend": DEFAULT}))
     return out
 
 
 def variant(mode: str, bracket: str | None = None, framework: str = DEFAULT, *,
-            sparse: bool = False) -> str:  # fmt: skip
+            sparse: bool = False, checkpoint: str | None = None) -> str:  # fmt: skip
     """The bench variant (and series label) of a mode on a framework, spelled by ``Series``
     ("reverse", "numeric[central](numpy)", "hessian[forward-over-reverse]",
-    "forward(sparse)"); ``bracket``: numeric's scheme or a second-order composition,
-    ignored by the other modes."""
+    "forward(sparse)", "reverse(checkpoint=sqrt)"); ``bracket``: numeric's scheme or a
+    second-order composition, ignored by the other modes; ``checkpoint``: one of
+    ``CHECKPOINT_CHOICES`` ("false" or None: none)."""
     bracket = bracket if mode == "numeric" or mode in SECOND_ORDER else None
-    series = Series(mode, bracket, backend=framework, sparse=sparse or None)
+    series = Series(mode, bracket, backend=framework, sparse=sparse or None,
+                    checkpoint=_CHECKPOINT_VALUES[checkpoint or "false"] or None)  # fmt: skip
     return series.spelled({"backend": DEFAULT})
+
+
+def checkpoint_refusal(model: Model | None, modes: Iterable[str]) -> Refusal | None:
+    """Why the checkpoint choice does nothing for ``model`` with ``modes`` ticked; None
+    if it does: it trades a loop's tape for recomputing it, in reverse mode."""
+    if model is None or not model.uses_loops:
+        return Refusal("models with loops", "Checkpointing recomputes a loop's steps in "
+                       "the reverse pass instead of keeping them all: this model has no "
+                       "fori_loop or scan (ode, lstm and particle have)")  # fmt: skip
+    if "reverse" not in modes:
+        return Refusal("tick reverse", "Checkpointing is reverse mode's: tick reverse to "
+                       "measure it")  # fmt: skip
+    return None
 
 
 def nothing_chosen(modes: Iterable[str]) -> str:

@@ -38,7 +38,7 @@ from ..engine.model.source import Model
 from ..measure.findings import crossovers
 from ..report import to_csv, to_json
 from .model_state import ModelEditing
-from .modes import nested, nothing_chosen, on_device, variants
+from .modes import checkpoint_refusal, nested, nothing_chosen, on_device, variants
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
 from .saved_edits import Edits
 from .sources import resolve
@@ -79,6 +79,8 @@ class LabState(ModelEditing):
             default forward-over-reverse.
         sparse: "dense", "sparse" (forward, reverse and Hessian from their sparsity
             pattern) or "both".
+        checkpoints: for a model with loops, reverse mode once per choice of
+            ``CHECKPOINT_CHOICES`` ("false", "true", "sqrt"); default "false" alone.
         post: runs a callable on the UI thread (the kernel's IO loop); None:
             at once, under ``lock``.
         edits: where edits are saved; default ``.adlab/`` in the working directory.
@@ -97,6 +99,7 @@ class LabState(ModelEditing):
         n: int | None = None,
         compositions: Iterable[Composition] | None = None,
         sparse: str = "dense",
+        checkpoints: Iterable[str] = ("false",),
         post: Callable[[Callable[[], None]], None] | None = None,
         edits: Edits | str | Path | None = None,
         steps: bool = True,
@@ -130,6 +133,7 @@ class LabState(ModelEditing):
         self.modes = list(DEFAULT_MODE_TICKS if modes is None else modes)
         self.compositions = list(DEFAULT_COMPOSITIONS if compositions is None else compositions)
         self.sparse = sparse
+        self.checkpoints = list(checkpoints)
         self.frameworks = list(DEFAULT_FRAMEWORKS if frameworks is None else frameworks)
         name, original = resolve(model)
         self._originals[name] = original
@@ -147,14 +151,16 @@ class LabState(ModelEditing):
     def variants(self) -> list[str]:
         """The bench variants (= series labels): each selected mode on each framework
         (a second-order one in each composition; see ``modes.variants``)."""
+        # checkpointing is offered for a model with loops, in reverse mode
+        offered = checkpoint_refusal(self.model, self.modes) is None
         chosen = variants(self.modes, self.frameworks, self.scheme, self.compositions,
-                          self.sparse)  # fmt: skip
+                          self.sparse, self.checkpoints if offered else ())  # fmt: skip
         if self.model is not None and self.model.uses_grad:  # particle, saddle: rr ff fr rf
             chosen = nested(chosen)
         return [on_device(v, self.device) for v in chosen]
 
     @observe("n", "modes", "compositions", "sparse", "frameworks", "scheme", "jit", "precision",
-             "device", "model")  # fmt: skip
+             "device", "model", "checkpoints")  # fmt: skip
     def _settings_changed(self, change: dict) -> None:
         if self._quiet or change["new"] == change["old"]:
             return

@@ -26,7 +26,13 @@ from traitlets import (
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES, ModelError
 from ..engine.backends import BASELINE, DEFAULT
 from ..engine.model.source import Model
-from .modes import COMPOSITION_CHOICES, FIRST_ORDER, SECOND_ORDER, SPARSE_CHOICES
+from .modes import (
+    CHECKPOINT_CHOICES,
+    COMPOSITION_CHOICES,
+    FIRST_ORDER,
+    SECOND_ORDER,
+    SPARSE_CHOICES,
+)
 
 #: the mode checkboxes: first order, then second order (Hessian, HVP)
 MODE_CHOICES: tuple[str, ...] = (*FIRST_ORDER, *SECOND_ORDER)
@@ -62,6 +68,8 @@ class LabTraits(HasTraits):
                   help="forward, reverse and Hessian: dense, from their sparsity pattern, "
                   "or both ways")  # fmt: skip
     frameworks = List(Unicode())
+    checkpoints = List(Unicode(), help="reverse mode's checkpointing of the model's loops, "
+                       "one series per ticked choice: false, true, sqrt")  # fmt: skip
     scheme = Enum(SCHEMES, default_value="central")
     jit = Bool(
         None, allow_none=True,
@@ -100,6 +108,10 @@ class LabTraits(HasTraits):
     @validate("compositions")
     def _valid_compositions(self, proposal: dict) -> list[str]:
         return _in_order(proposal["value"], COMPOSITION_CHOICES, "composition")
+
+    @validate("checkpoints")
+    def _valid_checkpoints(self, proposal: dict) -> list[str]:
+        return _in_order(proposal["value"], CHECKPOINT_CHOICES, "checkpoint")
 
     @validate("frameworks")
     def _valid_frameworks(self, proposal: dict) -> list[str]:

@@ -21,25 +21,30 @@ from ..engine.model.source import Model
 from ..plots import LabPlots
 from ..plots.bokehjs import publish_bokehjs
 from .choices import (
+    checkpoint_row,
     composition_boxes,
     framework_boxes,
     jit_buttons,
     link_boxes,
     mode_boxes,
-    row,
     sparse_buttons,
     watch_refusals,
 )
 from .code_editor import CodeEditor
 from .liveplot import LivePlot
-from .modes import FIRST_ORDER, SECOND_ORDER
 from .page_runner import PageRunner, describe
+from .panel import controls
 from .state import LabState
 
 _STYLE = """<style>
 .adlab-error pre { color: #b00020; background: #fff0f0; margin: 0; padding: 4px 6px;
   white-space: pre-wrap; }
+.adlab-editor .cm-editor { height: 100%; }
+.adlab-status .widget-html-content { line-height: 1.35; max-height: 8.1em; overflow-y: auto; }
+.adlab-hint .widget-html-content { line-height: 1.35; color: #666; font-size: 90%; }
 </style>"""
+# a long model scrolls in the editor, and a finished run's notes in the status line past six
+# lines: either, grown to its text, pushed the plots below a 1000-pixel-high window
 
 
 def _kernel_post() -> Callable[[Callable[[], None]], None] | None:
@@ -68,7 +73,9 @@ class Lab(w.VBox):
         **options: ``n`` (the slider's start), ``compositions`` (how Hessian and
             HVP nest their modes; default forward-over-reverse), ``sparse``
             ("dense", "sparse" or "both": forward, reverse and Hessian from their
-            sparsity pattern, whose picture and colors are shown), ``steps``
+            sparsity pattern, whose picture and colors are shown), ``checkpoints``
+            (for a model with loops, reverse once per choice of "false", "true" and
+            "sqrt": its memory beside its time), ``steps``
             (draw the step-size curves, default True), ``steps_n_max`` (their
             largest n, default 1000), ``edits`` (folder for saved edits), ``device``
             (TF.js's backend for the TF.js series: "cpu", "wasm" or "webgl"), and
@@ -114,7 +121,10 @@ class Lab(w.VBox):
             description="Reset", icon="undo", tooltip="back to the original source",
             layout=w.Layout(width="90px"),
         )  # fmt: skip
-        self.editor = CodeEditor(s.source, height="300px", layout=w.Layout(width="100%"))
+        # the layout's height too: ipywidgets' layout view clears a height it was not given,
+        # after the editor set its own, and a long model then grew the editor past the window
+        self.editor = CodeEditor(s.source, height="300px",
+                                 layout=w.Layout(width="100%", height="300px"))  # fmt: skip
         self.editor.add_class("adlab-editor")
         self.error_box = w.HTML()
         self.error_box.add_class("adlab-error")
@@ -127,6 +137,7 @@ class Lab(w.VBox):
         self.framework_checkboxes = framework_boxes(s)
         self.composition_checkboxes = composition_boxes(s)
         self.sparse_toggle = sparse_buttons(s)
+        self.checkpoint_row, self.checkpoint_checkboxes = checkpoint_row(s)
         self.scheme_dropdown = w.Dropdown(
             options=list(type(s).scheme.values), value=s.scheme, description="scheme",
             layout=w.Layout(width="220px"),
@@ -168,36 +179,13 @@ class Lab(w.VBox):
             (self.page_runner, "adlab-where"),
             (self.device_toggle, "adlab-device"),
             *((box, f"adlab-framework-{f}") for f, box in self.framework_checkboxes.items()),
+            *((box, f"adlab-checkpoint-{c}") for c, box in self.checkpoint_checkboxes.items()),
         ):
             widget.add_class(hook)
 
     def _layout(self) -> list[w.Widget]:
-        controls = w.VBox(
-            [
-                w.HBox([self.model_dropdown, self.reset_button]),
-                self.n_slider,
-                w.HTML("<b>Modes</b>"),
-                row([self.mode_checkboxes[m] for m in FIRST_ORDER]),
-                w.HTML("<b>Second order</b>, in each ticked composition"),
-                row([self.mode_checkboxes[m] for m in SECOND_ORDER]),
-                row(self.composition_checkboxes.values()),
-                w.HBox([w.HTML("<b>Sparse</b>&nbsp;"), self.sparse_toggle]),
-                w.HTML("<b>Frameworks</b>"),
-                row(self.framework_checkboxes.values()),
-                self.device_toggle,
-                self.page_runner,
-                self.scheme_dropdown,
-                self.jit_toggle,
-                self.precision_toggle,
-                self.compile_toggle,
-                w.HBox([self.run_button, self.stop_button, self.export_button]),
-                self.progress_bar,
-                self.status_label,
-            ],
-            layout=w.Layout(width="40%", min_width="360px", padding="0 0 0 10px"),
-        )
         editor = w.VBox([self.editor, self.error_box], layout=w.Layout(width="60%"))
-        return [w.HTML(_STYLE), w.HBox([editor, controls]), self.plot_widget]
+        return [w.HTML(_STYLE), w.HBox([editor, controls(self)]), self.plot_widget]
 
     # --------------------------------------------------------------- link
     def _link(self) -> None:
@@ -219,6 +207,7 @@ class Lab(w.VBox):
         link_boxes(self.mode_checkboxes, s, "modes")
         link_boxes(self.framework_checkboxes, s, "frameworks")
         link_boxes(self.composition_checkboxes, s, "compositions")
+        link_boxes(self.checkpoint_checkboxes, s, "checkpoints")
         watch_refusals(s, self.mode_checkboxes, self.composition_checkboxes, self.sparse_toggle)
         self.run_button.on_click(lambda _: s.run())
         self.stop_button.on_click(lambda _: s.stop())
@@ -369,6 +358,8 @@ for _name, _doc in {
     "True: each framework's compiler; False: all eagerly.",
     "precision": '"float64" or "float32".',
     "device": "TF.js's backend for the TF.js series: cpu, wasm or webgl.",
+    "checkpoints": 'Reverse mode once per choice, for a model with loops: "false", "true", '
+    '"sqrt" (checkpointing: less memory, more time).',
     "show_compile": "Whether the time plot shows compile times.",
     "model_name": "The model being edited (the dropdown).",
 }.items():

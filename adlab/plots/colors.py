@@ -46,10 +46,11 @@ def _series(label: str) -> Series | None:
 
 
 def mode_color(label: str) -> str | None:
-    """The color of a plain variant's mode, else None (a sparse one is drawn beside its
-    dense mode, on the same framework: it takes a color of its own)."""
+    """The color of a plain variant's mode, else None (a sparse or checkpointed one is
+    drawn beside its plain mode, on the same framework: it takes a color of its own)."""
     v = _series(label)
-    return None if v is None or v.sparse else _MODE_COLORS.get(v.mode)
+    plain = v is not None and not v.sparse and not v.checkpoint
+    return _MODE_COLORS.get(v.mode) if plain else None
 
 
 def framework_of(label: str) -> str:

@@ -1,6 +1,6 @@
 """Bokeh figures of a sweep, fed record by record. No widgets here.
 
-``LabPlots`` holds four figures and a table, and the ``ColumnDataSource``s
+``LabPlots`` holds five figures and a table, and the ``ColumnDataSource``s
 behind them. Records arrive with ``add_records`` and are appended with
 ``ColumnDataSource.stream``, so a plot shown in a notebook grows point by point
 without being redrawn:
@@ -8,9 +8,11 @@ without being redrawn:
 1. time per derivative against n (log-log): one line per series, the primal,
    the dispatch floor, a 16 ms frame budget, compile times (toggled) and the
    crossovers between series;
-2. the ratio of each series to the primal against n;
-3. the error of each series against n;
-4. the error against the step size at one n, per scheme (``steps.StepPanel``);
+2. beside it, the peak memory of each series against n (log-log; ``memory``), with the
+   residuals of those with a reverse part;
+3. the ratio of each series to the primal against n;
+4. the error of each series against n;
+5. the error against the step size at one n, per scheme (``steps.StepPanel``);
 
 and, for a run with sparse series, the pattern of each sparse kind, colored
 (``sparsity.PatternPanel``), hidden otherwise.
@@ -33,6 +35,7 @@ from ..measure.findings import crossovers, significant
 from ..measure.series import SPARSE_MODES
 from .axes import log_figure
 from .colors import framework_look, series_color
+from .memory import has_memory, memory_figure, memory_glyphs
 from .rows import RECORD_COLUMNS, columns, empty, record_row
 from .slots import Slot, frozen
 from .sparsity import PatternPanel
@@ -53,6 +56,7 @@ _RECORD_TIPS = [
     ("ratio to primal", "@ratio_text"),
     ("f evals", "@f_evals"),
     ("error", "@error_text"),
+    ("peak memory", "@peak_text"),
     ("note", "@unstable @note"),
 ]
 
@@ -61,8 +65,8 @@ class LabPlots:
     """The Lab's figures and table, and the data sources they draw.
 
     Attributes:
-        layout: the Bokeh layout of all four figures and the table.
-        figures: "time", "ratio", "error", "steps" -> figure.
+        layout: the Bokeh layout of all five figures and the table.
+        figures: "time", "memory", "ratio", "error", "steps" -> figure.
         records: every record of the current run (the table's source).
         series: label -> the source of that derivative series' points.
         primals: label -> the source of a primal's points (f itself, per options).
@@ -134,6 +138,8 @@ class LabPlots:
         self._time_hover = HoverTool(renderers=[], tooltips=_RECORD_TIPS)
         t.add_tools(self._time_hover)
 
+        m, self._memory_legend, self._memory_hover = memory_figure(width, height, t.x_range)
+
         r, self._ratio_legend = log_figure(
             "Ratio to the primal", "n (inputs)", "time / primal time", width, height,
             x_range=t.x_range,
@@ -154,10 +160,13 @@ class LabPlots:
         s = self.steps.figure
 
         self.table = record_table(self.records, width=2 * width)
-        self.figures = {"time": t, "ratio": r, "error": e, "steps": s}
+        self.figures = {"time": t, "memory": m, "ratio": r, "error": e, "steps": s}
+        for key, fig in self.figures.items():  # a hook for the browser test and users' CSS
+            fig.css_classes = [*fig.css_classes, f"adlab-{key}-plot"]
         self.patterns = {kind: PatternPanel(f"pattern:{kind}") for kind in SPARSE_MODES}
         shapes = row(*(p.figure for p in self.patterns.values()))
-        self.layout = column(row(t, r), row(e, s), shapes, self.table)
+        # time and memory first, side by side: the two costs a person slides n to see
+        self.layout = column(row(t, m), row(r, e), s, shapes, self.table)
 
     def _color(self, label: str) -> str:
         if label not in self._colors:  # a mode's own color, else one no series has yet
@@ -169,6 +178,7 @@ class LabPlots:
     def _new_series_slot(self) -> Slot:
         source = ColumnDataSource(empty(RECORD_COLUMNS), name="series")
         t, r, e = self.figures["time"], self.figures["ratio"], self.figures["error"]
+        m = self.figures["memory"]
         style = {"source": source, "color": "gray"}
         glyphs = {
             "time": [t.line("n", "median_s", line_width=2, **style),
@@ -179,18 +189,21 @@ class LabPlots:
                       r.scatter("n", "ratio_to_primal", size=6, **style)],
             "error": [e.line("n", "error_plot", line_width=2, **style),
                       e.scatter("n", "error_plot", size=6, **style)],
+            **memory_glyphs(m, source, "gray"),
         }  # fmt: skip
         for g in glyphs["compile"]:
             g.visible = self.show_compile
-        items = []
+        items = {}
         for legend, key in (
             (self._time_legend, "time"),
+            (self._memory_legend, "memory"),
             (self._ratio_legend, "ratio"),
             (self._error_legend, "error"),
         ):
-            item = LegendItem(label="", renderers=glyphs[key], visible=False)
+            renderers = [*glyphs[key], *glyphs["residual"]] if key == "memory" else glyphs[key]
+            item = LegendItem(label="", renderers=renderers, visible=False)
             legend.items = [*legend.items, item]
-            items.append(item)
+            items[key] = item
         self._time_hover.renderers = [
             *self._time_hover.renderers,
             glyphs["time"][1],
@@ -198,6 +211,8 @@ class LabPlots:
         ]
         self._ratio_hover.renderers = [*self._ratio_hover.renderers, glyphs["ratio"][1]]
         self._error_hover.renderers = [*self._error_hover.renderers, glyphs["error"][1]]
+        self._memory_hover.renderers = [*self._memory_hover.renderers, glyphs["memory"][1],
+                                        *glyphs["residual"]]  # fmt: skip
         return Slot(source, glyphs, items)
 
     def _new_primal_slot(self) -> Slot:
@@ -207,19 +222,23 @@ class LabPlots:
             "primal": [
                 t.line("n", "median_s", source=source, color="black", line_width=2),
                 t.scatter("n", "median_s", source=source, color="black", size=5),
-            ]
+            ],
+            "memory": memory_glyphs(self.figures["memory"], source, "black")["memory"],
         }
-        item = LegendItem(label="", renderers=glyphs["primal"], visible=False)
-        self._time_legend.items = [*self._time_legend.items, item]
+        items = {}
+        for legend, key in ((self._time_legend, "primal"), (self._memory_legend, "memory")):
+            items[key] = LegendItem(label="", renderers=glyphs[key], visible=False)
+            legend.items = [*legend.items, items[key]]
         self._time_hover.renderers = [*self._time_hover.renderers, glyphs["primal"][1]]
-        return Slot(source, glyphs, [item])
+        self._memory_hover.renderers = [*self._memory_hover.renderers, glyphs["memory"][1]]
+        return Slot(source, glyphs, items)
 
     def _slot(self, slots: list[Slot], label: str, primal: bool, framework: str
-              ) -> ColumnDataSource:  # fmt: skip
-        """The source of series ``label`` (a free slot takes it, in its look)."""
+              ) -> Slot:  # fmt: skip
+        """The slot of series ``label`` (a free slot takes it, in its look)."""
         for slot in slots:
             if slot.label == label:
-                return slot.source
+                return slot
         free = next((s for s in slots if s.label is None), None)
         if free is None:  # more series than slots: grow the pool (slow, but rare)
             with frozen(self.layout):
@@ -229,10 +248,11 @@ class LabPlots:
         free.assign(label, look, self.show_compile)
         if len(label) > LONG_LABEL:  # "hessian[forward-over-reverse](sparse)": 3 would overlap
             self._legend_columns(2)
-        return free.source
+        return free
 
     def _legend_columns(self, ncols: int) -> None:
-        for legend in (self._time_legend, self._ratio_legend, self._error_legend):
+        legends = (self._time_legend, self._memory_legend, self._ratio_legend, self._error_legend)
+        for legend in legends:
             if legend.ncols != ncols:
                 legend.ncols = ncols
 
@@ -261,8 +281,13 @@ class LabPlots:
                 by_label.setdefault(key, []).append(row_)
         for (is_primal, label, framework), group in by_label.items():
             slots = self._primal_slots if is_primal else self._series_slots
-            source = self._slot(slots, label, is_primal, framework)
-            source.stream(columns(group, RECORD_COLUMNS))
+            slot = self._slot(slots, label, is_primal, framework)
+            slot.source.stream(columns(group, RECORD_COLUMNS))
+            # a series with no memory figure yet (a counter that failed) stays out of the
+            # memory legend: an entry there with nothing drawn would read as "no memory"
+            shown = has_memory(slot.source)
+            if slot.items["memory"].visible != shown:
+                slot.items["memory"].visible = shown
         self._stream_per_n(self.floor, "floor_s", rows)
         self._records.extend(records)
         found = significant(crossovers(self._records))  # a tie within the noise is no mark

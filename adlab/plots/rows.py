@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._format import error_text, for_browser, seconds
+from .._format import error_text, for_browser, human_bytes, seconds
 from .._vocab import Record, StepRecord
 from ..measure.floor import ratio_text
 from ..report import record_text
@@ -27,9 +27,10 @@ RECORD_COLUMNS = (
     "label", "mode", "scheme", "backend", "precision", "jit", "n",
     "median_s", "iqr_s", "min_s", "compile_s", "primal_s", "ratio_to_primal", "floor_s",
     "ratio_text", "f_evals", "flops_ratio", "error", "error_norm", "error_plot", "unstable",
-    "skipped", "note", "colors", "nnz",
+    "skipped", "note", "colors", "nnz", "peak_bytes", "residual_bytes", "memory_counter",
     # as people read them (``adlab._format``), for the table and the tooltips
     "median_text", "iqr_text", "compile_text", "primal_text", "error_text", "record_text",
+    "peak_text", "residual_text",
 )  # fmt: skip
 STEP_COLUMNS = ("scheme", "n", "precision", "h", "error", "error_plot", "optimal_h", "is_default")
 
@@ -83,18 +84,29 @@ def record_row(r: Record) -> dict[str, Any]:
         "note": r.note or "",
         "colors": number(r.colors),  # a sparse series: its passes, one per color ...
         "nnz": number(r.nnz),  # ... and its pattern's nonzeros
+        # memory on a log axis: a point with no figure (or 0) is a gap, never drawn at 0
+        "peak_bytes": positive(r.peak_bytes),
+        "residual_bytes": positive(r.residual_bytes),
+        "memory_counter": r.memory_counter or "",
         "median_text": "skipped" if r.skipped else browser_seconds(r.median_s),
         "iqr_text": browser_seconds(r.iqr_s),
         "compile_text": browser_seconds(r.compile_s) if r.compile_s else "-",  # NumPy: 0
         "primal_text": browser_seconds(r.primal_s),
         "error_text": "-" if r.skipped else error_text(r.error),
         "record_text": for_browser(record_text(r)),  # the record in full, on hover
+        "peak_text": browser_bytes(r.peak_bytes),
+        "residual_text": browser_bytes(r.residual_bytes),
     }
 
 
 def browser_seconds(s: float | None) -> str:
     """A duration as the Lab shows it: '5.75 \u00b5s', '-' for none."""
     return for_browser(seconds(s))
+
+
+def browser_bytes(b: float | None) -> str:
+    """A size as the Lab shows it (``human_bytes``): '7.8 KB', '-' for none."""
+    return "-" if b is None else human_bytes(b)
 
 
 def step_row(s: StepRecord) -> dict[str, Any]:

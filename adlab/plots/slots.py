@@ -17,9 +17,11 @@ from .rows import empty
 
 
 class Slot:
-    """One series' source, glyphs (by part: "time", "compile", ...) and legend items."""
+    """One series' source, glyphs (by part: "time", "compile", ...) and legend items (by
+    figure: "time", "memory", ...)."""
 
-    def __init__(self, source: ColumnDataSource, glyphs: dict[str, list], items: list[LegendItem]):
+    def __init__(self, source: ColumnDataSource, glyphs: dict[str, list],
+                 items: dict[str, LegendItem]):  # fmt: skip
         self.source = source
         self.glyphs = glyphs
         self.items = items
@@ -40,7 +42,7 @@ class Slot:
                 elif part != "compile":
                     g.glyph.marker = marker
                 g.visible = show_compile if part == "compile" else True
-        for item in self.items:
+        for item in self.items.values():
             item.label = value(label)  # a plain string would name a data column
             item.visible = True
 
@@ -48,7 +50,7 @@ class Slot:
         """Free the slot: no points, no legend entry."""
         self.label = None
         self.source.data = empty(list(self.source.data))
-        for item in self.items:
+        for item in self.items.values():
             item.visible = False
 
 

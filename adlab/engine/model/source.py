@@ -222,6 +222,14 @@ class Model:
         """Whether the model's source reads the provided ``grad`` (a derivative inside f)."""
         return self.source is not None and _reads_name(self.source, "grad")
 
+    @property
+    def uses_loops(self) -> bool:
+        """Whether the model's source reads the provided ``fori_loop`` or ``scan``: loops
+        whose reverse pass checkpointing can trade time for memory (ode, lstm, particle)."""
+        return self.source is not None and any(
+            _reads_name(self.source, name) for name in ("fori_loop", "scan")
+        )
+
     def setup(self, n: int, seed: int = 0) -> tuple[Any, ...]:
         """The arguments of ``f`` for size ``n``, as a tuple (NumPy arrays)."""
         n = _check_size(n)
