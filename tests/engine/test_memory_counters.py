@@ -8,8 +8,6 @@ TensorFlow keeps two arrays a step for ``np.tanh(1.01 * x + 0.1)``, the issue's 
 (measured 2.14x; its sum's gradient reads its inputs' shapes from the tensors), so that
 chain is not one "keeping one array" there. JAX's ``jax.vjp`` keeps tanh's output and
 ``1 - y**2`` (two a step): held to growing as k, not to k * n * 8.
-
-Internals: reads ``engine.backends.get_backend`` (is the framework here).
 """
 
 from __future__ import annotations

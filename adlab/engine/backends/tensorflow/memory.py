@@ -44,10 +44,10 @@ def _nbytes(tree: Any) -> int:
         return sum(_nbytes(t) for t in tree)
     if isinstance(tree, dict):
         return sum(_nbytes(t) for t in tree.values())
-    size, dtype = getattr(tree, "shape", None), getattr(tree, "dtype", None)
-    if size is None or dtype is None:
+    shape, dtype = getattr(tree, "shape", None), getattr(tree, "dtype", None)
+    if shape is None or dtype is None:
         return 0
-    return int(tf.size(tree).numpy()) * tf.as_dtype(dtype).size
+    return int(tf.TensorShape(shape).num_elements() or 0) * tf.as_dtype(dtype).size
 
 
 def counting() -> bool:
