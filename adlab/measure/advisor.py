@@ -116,7 +116,8 @@ class Advice:
 
     def _verdict(self, at: str, where: str) -> str:
         if self.runner_up is None:
-            return f"{at}: only {self._named(self.best)} was measured{_error_text(self.error)}"
+            what = "fits the memory limit" if self.ruled_out else "was measured"
+            return f"{at}: only {self._named(self.best)} {what}{_error_text(self.error)}"
         group = [self.best, *self.tied]
         about = "~" if set(self.predicted) & {self.best, self.runner_up} else ""
         if not self.tied:

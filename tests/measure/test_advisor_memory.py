@@ -53,7 +53,7 @@ def test_a_mode_past_the_limit_is_ruled_out_with_its_figure():
         assert (a.best, a.runner_up, a.memory_limit) == ("forward", None, 1e9)
         assert a.ruled_out == {"reverse": 3.2 * GB}
     assert a.describe() == (
-        "At n = 1000 on normal_logpdf: only forward was measured (error 3e-16). "
+        "At n = 1000 on normal_logpdf: only forward fits the memory limit (error 3e-16). "
         "Ruled out by the memory limit of 1 GB: reverse needs 3.2 GB."
     )
     assert advice_from(fast_but_big(), 1000, memory_limit="4GB").best == "reverse"  # it fits
