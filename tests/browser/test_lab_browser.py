@@ -230,6 +230,7 @@ def test_quickstart_lab_in_jupyterlab(quickstart, lab_server, browser_page, scre
     assert_rendered_cleanly(page, console)
 
     # -- 7. second order: tick Hessian and run; its series is drawn ---------------------
+    open_tab(lab, "Second order")
     hessian = lab.locator(".adlab-mode-hessian input[type=checkbox]")
     hessian.scroll_into_view_if_needed()
     assert hessian.is_enabled(), "the Hessian is greyed out with JAX ticked"
@@ -305,8 +306,14 @@ def editor_lines(editor) -> list[str]:
 
 
 def blur(lab) -> None:
-    """Click on plain text in the Lab, as a person does to leave the editor."""
-    lab.get_by_text("Modes", exact=True).click()
+    """Click on plain text in the Lab (the n slider's name), as a person does to leave the
+    editor (a tab's title would not do: the tab bar keeps the focus where it is)."""
+    lab.locator(".adlab-n .widget-label").first.click()
+
+
+def open_tab(lab, title: str) -> None:
+    """Show the controls' tab whose title starts with ``title`` ("Modes (4)")."""
+    lab.locator(".adlab-tabs .lm-TabBar-tab", has_text=title).first.click()
 
 
 # The text of every visible legend entry, as BokehJS will draw it on the canvas.

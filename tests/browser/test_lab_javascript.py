@@ -26,6 +26,7 @@ from .test_lab_browser import (
     assert_rendered_cleanly,
     lab_server,  # noqa: F401 - the fixture
     legend_labels,
+    open_tab,
     run_all_finished,
     wait_for_kernel_idle,
     wait_until,
@@ -95,6 +96,7 @@ def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, brow
     assert "WebGL is software" in line and "SwiftShader" in line, line
 
     # tick JavaScript (and TF.js) as a person does, then Run
+    open_tab(lab, "Frameworks")
     for name in frameworks:
         box = lab.locator(f".adlab-framework-{name} input[type=checkbox]")
         box.scroll_into_view_if_needed()
@@ -175,6 +177,7 @@ def test_tfjs_on_webgl_in_the_page_says_it_is_software(javascript_notebook, lab_
     wait_until("the page's hello", lambda: "run in this page" in where.inner_text(),
                timeout=REACT_S)  # fmt: skip
 
+    open_tab(lab, "Frameworks")
     lab.locator(".adlab-framework-tfjs input[type=checkbox]").check()
     lab.locator(".adlab-device button", has_text="webgl").click()
     status = lab.locator(".adlab-status")
