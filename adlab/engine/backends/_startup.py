@@ -208,6 +208,26 @@ def check_compile_order() -> None:
     )
 
 
+#: the lines PyTorch's profiler (Kineto) writes to file descriptor 2 at each start and
+#: stop ("USDT:... profiler_start", "STAGE:... Completed Stage"), and its look for a GPU
+_KINETO_LINE = re.compile(rb"^(USDT|STAGE):\S+ \S+ \d+:\d+ \S+\.cpp:\d+\] ")
+_KINETO_NO_GPU = b"gpuGetDeviceCount failed"
+
+
+def kineto_quiet() -> contextlib.AbstractContextManager:
+    """A block that runs PyTorch's profiler without its start and stop notices (and,
+    with no NVIDIA device here, its failed look for one): what adlab measures with it
+    once per point is not the user's to read. Every other line is written back."""
+    no_gpu = no_gpu_here()
+
+    def kept(line: bytes) -> bytes:
+        if _KINETO_LINE.match(line) or (no_gpu and _KINETO_NO_GPU in line):
+            return b""
+        return line
+
+    return written_back(kept)
+
+
 def quiet_torch(cuda: bool) -> None:
     """Without a GPU, keep ``torch.utils.cpp_extension``'s "No CUDA runtime" warning quiet."""
     if not cuda:

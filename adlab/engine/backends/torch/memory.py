@@ -4,7 +4,9 @@ The residuals are what autograd's graph saves for the backward pass, seen throug
 ``torch.autograd.graph.saved_tensors_hooks`` during an eager forward pass and
 counted by storage (a view and its base are one buffer); where ``torch.func.grad``
 inside the forward pass refuses those hooks (reverse-over-reverse), what the profiler
-sees still held after it, less its output. The peak is the running
+sees still held after it, less its output; the same where a loop was checkpointed
+(``checkpoint=``), whose pieces' inputs checkpoint keeps through hooks of its own,
+which the outer ones do not see. The peak is the running
 total of the allocations and frees ``torch.profiler`` records over one call (its
 memory profile); on CUDA, the allocator's own ``max_memory_allocated``.
 """
@@ -15,6 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from .._startup import kineto_quiet
+from . import remat
 
 PROFILER_COUNTER = "torch.profiler's memory profile (allocations less frees)"
 CUDA_COUNTER = "torch.cuda.max_memory_allocated"
@@ -44,7 +49,7 @@ def _profiled(run: Callable[[], Any]) -> tuple[Any, list[tuple[int, int]]]:
     """``run()``'s result and the (time, bytes) of its allocations (+) and frees (-)."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with kineto_quiet(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         out = run()
     # the profiler's raw events: its summary (prof.events()) drops some allocations
     raw = getattr(getattr(prof, "profiler", None), "kineto_results", None)
@@ -101,6 +106,7 @@ def residuals(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, 
             saved[key[0]] = key[1]
         return t
 
+    pieces = remat.runs
     try:
         with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             out = f(*args)
@@ -111,4 +117,7 @@ def residuals(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, 
         with torch.enable_grad():
             return _profiled_held(lambda: f(*args)), PROFILER_HELD
     del out
+    if remat.runs != pieces:  # checkpointed: its own hooks keep the pieces' inputs, unseen
+        with torch.enable_grad():
+            return _profiled_held(lambda: f(*args)), PROFILER_HELD
     return float(sum(saved.values())), SAVED_COUNTER

@@ -26,8 +26,15 @@ WHY = ("PyTorch's checkpointing (torch.utils.checkpoint's saved-tensor hooks) ca
        "checkpoint=False")  # fmt: skip
 
 
+#: checkpointed pieces run so far: the memory counter learns from it that what the
+#: backward pass will read is partly held by checkpoint itself, out of its hooks' sight
+runs = 0
+
+
 def remat(fn: Callable, carry: Any) -> Any:
     """``fn(carry)``, recomputed in the backward pass (``_loops.python_loops``)."""
+    global runs
+    runs += 1
     try:
         return checkpoint(fn, carry, use_reentrant=False)
     except RuntimeError as exc:
