@@ -78,6 +78,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--json", action="store_true", help="print only a JSON list of the records")
     out.add_argument("--csv", action="store_true", help="print only CSV, one row per record")
     out.add_argument("--long", action="store_true", help="also print every record in full")
+    p.add_argument("--save", metavar="RUN.json",
+                   help="also save the run (records, machine, versions, model source) as "
+                   "adlab.save does, for adlab compare and adlab report")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="compile every program afresh: leave JAX's compilation cache on disk "
@@ -137,6 +140,16 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             interrupted = True
     records = sweep.records
+    if args.save:
+        from ..report.runs import save
+
+        source = None
+        if args.model and args.model.endswith(".py"):
+            from pathlib import Path
+
+            source = Path(args.model).read_text(encoding="utf-8")
+        print(f"adlab: saved {len(records)} records to {save(records, args.save, source)}",
+              file=sys.stderr)  # fmt: skip
     if args.json:
         print(report.to_json(records))
     elif args.csv:

@@ -36,7 +36,8 @@ from .._vocab import AnyMode, Backend, Composition, ModelError
 from ..catalog import list_models
 from ..engine.model.source import Model
 from ..measure.findings import crossovers
-from ..report import to_csv, to_json
+from ..report import to_csv
+from ..report.runs import save
 from .model_state import ModelEditing
 from .modes import checkpoint_refusal, nested, nothing_chosen, on_device, variants
 from .runner import DrainError, Job, batch, done_text, log_sizes, run_job
@@ -331,9 +332,10 @@ class LabState(ModelEditing):
     def export(self, stem: str | Path | None = None) -> tuple[Path, Path]:
         """Write the records to ``<stem>.csv`` and ``<stem>.json``; returns both paths.
 
-        Default stem: ``.adlab/<model>-<date-time>`` beside the notebook. The
-        formats are ``adlab.to_csv`` and ``adlab.to_json`` (every field, the
-        environment included; ``adlab.from_json`` reads the JSON back).
+        Default stem: ``.adlab/<model>-<date-time>`` beside the notebook. The CSV is
+        ``adlab.to_csv``'s; the JSON is a saved run, the file ``adlab.save`` and ``adlab
+        bench --save`` write (every field, the machine and the model's source included;
+        ``adlab.load`` reads it, ``adlab compare`` compares two).
         """
         if stem is None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -344,5 +346,5 @@ class LabState(ModelEditing):
         stem.parent.mkdir(parents=True, exist_ok=True)
         csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
         csv_path.write_text(to_csv(records), encoding="utf-8")
-        json_path.write_text(to_json(records), encoding="utf-8")
+        save(records, json_path, source={self.model_name: self.source})
         return csv_path, json_path

@@ -5,6 +5,7 @@ on it, never the other way round.
 """
 
 from .env import environment as environment
+from .env import machine_environment as machine_environment
 from .floor import NoisyMachineWarning as NoisyMachineWarning
 from .floor import dispatch_floor as dispatch_floor
 from .series import Series as Series

@@ -138,3 +138,95 @@ def _backends_started() -> bool | None:
         return bool(xla_bridge.backends_are_initialized())
     except (ImportError, AttributeError):
         return None
+
+
+# ------------------------------------------------------------- a saved run's machine
+#: what else a saved run names the version of, besides the frameworks (``FACTS``' packages)
+OTHER_DISTRIBUTIONS = ("jaxlib", "scipy", "bokeh")
+
+
+def _distributions() -> tuple[str, ...]:
+    """The Python frameworks' packages (``FACTS``; read from their installed metadata, not
+    imported: a run of JAX alone does not pay for TensorFlow's import) and the rest."""
+    from ..engine.backends import FACTS
+
+    return tuple(dict.fromkeys([*(f.package for f in FACTS.values()), *OTHER_DISTRIBUTIONS]))
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _run(*cmd: str) -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+
+def _gpus() -> list[str]:
+    """Each NVIDIA GPU with its driver ("NVIDIA H100, driver 550.54"); none without one."""
+    import shutil
+
+    if not shutil.which("nvidia-smi"):
+        return []
+    text = _run("nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader")
+    rows = (line.partition(",") for line in (text or "").splitlines())
+    return [f"{name.strip()}, driver {driver.strip()}" for name, _, driver in rows]
+
+
+def _git_commit() -> str | None:
+    """adlab's git commit when it runs from a checkout ("+" when files differ from it)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    head = _run("git", "-C", str(root), "rev-parse", "--short=12", "HEAD")
+    if head and _run("git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"):
+        head += "+"
+    return head
+
+
+def machine_environment() -> dict[str, Any]:
+    """Where a run was measured, as a saved run's ``env`` holds it (``adlab.save``).
+
+    The machine (``host``, ``cpu``, ``cpu_count``, ``cpus_usable``, ``memory_bytes``,
+    ``gpus`` with their drivers, JAX's ``device``), the system (``os``, ``python``),
+    the ``versions`` of the installed frameworks, adlab's ``adlab`` version and
+    ``adlab_commit`` (a checkout's git commit), ``node`` (Node's version, the runtime of
+    the JavaScript series) and ``saved_at`` (UTC, ISO 8601).
+    """
+    import datetime
+    import shutil
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for name in _distributions():
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    static = _static()
+    return {
+        "host": platform.node(),
+        "cpu": static["cpu"],
+        "cpu_count": static["cpu_count"],
+        "cpus_usable": static["cpus_usable"],
+        "memory_bytes": _memory_bytes(),
+        "gpus": _gpus(),
+        "device": static["device"],
+        "os": static["platform"],
+        "python": static["python"],
+        "versions": versions,
+        "adlab": static["adlab"],
+        "adlab_commit": _git_commit(),
+        "node": _run("node", "--version") if shutil.which("node") else None,
+        "saved_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }

@@ -36,9 +36,12 @@ def to_json(records: Iterable[Record], indent: int | None = 1) -> str:
 
 
 def from_json(text: str) -> list[Record]:
-    """Records from ``to_json``'s text (unknown keys are an error, missing ones default)."""
+    """Records from ``to_json``'s text (unknown keys are an error, missing ones default),
+    or the records of a saved run's text (``adlab.save``; ``adlab.load`` also reads its
+    machine and checks its format)."""
     out = []
-    for item in json.loads(text):
+    data = json.loads(text)
+    for item in data.get("records", []) if isinstance(data, dict) else data:
         unknown = set(item) - set(FIELDS)
         if unknown:
             raise ValueError(f"not record fields: {sorted(unknown)}")

@@ -84,6 +84,9 @@ def test_export_writes_csv_and_json(tmp_path):
     rows = csvs[0].read_text().splitlines()
     assert len(rows) == 1 + len(lab.results)
     assert adlab.from_json(jsons[0].read_text()) == lab.results
+    run = adlab.load(jsons[0])  # the file adlab.save and adlab bench --save write
+    assert run == lab.results and run.format == 1 and run.env["cpu"]
+    assert "def f(" in run.source["normal_logpdf"]
 
 
 def test_a_model_with_changed_settings_keeps_them_in_the_editor():
