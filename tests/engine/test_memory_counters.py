@@ -111,3 +111,17 @@ def test_memory_is_measured_once() -> None:
     first = p.memory()
     first["peak_bytes"] = -1.0  # a copy: the caller's edits stay the caller's
     assert p.memory()["peak_bytes"] != -1.0
+
+
+def test_pytorchs_profiler_leaves_the_users_stderr_alone(capfd) -> None:
+    available("torch")
+    x = np.random.default_rng(4).normal(size=1_000)
+    adlab.prepare(_chain(3), x, backend="torch").memory()  # the profiler's peak
+    ode = adlab.load_model("ode", S=4)  # checkpointed: the bytes it sees held
+    assert (
+        "held"
+        in adlab.prepare(ode, x, backend="torch", checkpoint="sqrt").memory()["memory_counter"]
+    )
+    err = capfd.readouterr().err
+    for notice in ("USDT:", "STAGE:", "CPUAllocator", "gpuGetDeviceCount"):
+        assert notice not in err, err
