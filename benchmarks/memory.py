@@ -47,10 +47,25 @@ def f(x):
     return np.sum(x)
 """
 EAGER = ("torch", "tensorflow", "autograd")
+#: a derivative that holds >= 200 MB on NumPy, whose differences go in chunks of points:
+#: each evaluation of f makes a temporary of k values (k = 3e7: 240 MB)
+WIDE = """
+K = 30_000_000
+
+def setup(n, rng):
+    return rng.normal(size=n), rng.normal(size=K)
+
+def f(x, d):
+    return np.sum(np.tanh(d * x[0] + x[-1]))
+"""
 
 
 def chain(k: int) -> adlab.Model:
     return adlab.Model.from_source(CHAIN, name="chain", K=k)
+
+
+def wide(k: int) -> adlab.Model:
+    return adlab.Model.from_source(WIDE, name="wide", K=k)
 
 
 def m1(quick: bool) -> None:
@@ -80,10 +95,10 @@ import json, os, sys, warnings
 warnings.simplefilter("ignore")
 import numpy as np, adlab
 sys.path.insert(0, os.path.dirname(sys.argv[5]))
-from memory import chain
+import memory
 backend, mode, k, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-x = np.random.default_rng(0).normal(size=n)
-p = adlab.prepare(chain(k), x, mode=mode, backend=backend)
+model = (memory.wide if backend == "numpy" else memory.chain)(k)
+p = adlab.prepare(model, *model.setup(n), mode=mode, backend=backend)
 
 def status(field):
     with open("/proc/self/status") as fh:
@@ -111,9 +126,9 @@ def m2(quick: bool) -> None:
           "processes)")  # fmt: skip
     cases = [("jax", "forward", 10, 6_000), ("torch", "reverse", 30, 1_000_000),
              ("tensorflow", "reverse", 30, 1_000_000), ("autograd", "reverse", 30, 1_000_000),
-             ("numpy", "numeric", 10, 5_000)]  # fmt: skip
+             ("numpy", "numeric", 30_000_000, 2)]  # fmt: skip
     if quick:
-        cases = [(b, m, k, n // 4) for b, m, k, n in cases]
+        cases = [(b, m, k // 4, n) if b == "numpy" else (b, m, k, n // 4) for b, m, k, n in cases]
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
     print(f"{'backend':>10} {'mode':>8} {'k':>3} {'n':>9} {'peak_bytes':>10} {'RSS growth':>10} "
           f"{'ratio':>6}  counter")  # fmt: skip
