@@ -158,7 +158,7 @@ def m3(quick: bool) -> None:
         for backend in ("jax", "torch"):
             tag = "" if backend == "jax" else "torch,"
             labels = [f"reverse({backend})" if tag else "reverse",
-                      f"reverse({tag}checkpoint=true)", f"reverse({tag}checkpoint=sqrt)"]  # fmt: skip
+                      *(f"reverse({tag}checkpoint={c})" for c in ("true", "sqrt"))]  # fmt: skip
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 records = list(adlab.bench(model, [n], labels, settings=settings, budget_s=600,
