@@ -58,6 +58,9 @@ from .report import format_table as format_table
 from .report import from_json as from_json
 from .report import to_csv as to_csv
 from .report import to_json as to_json
+from .report.comparison import ComparedPoint as ComparedPoint
+from .report.comparison import RunComparison as RunComparison
+from .report.comparison import compare_runs as compare_runs
 from .report.runs import Run as Run
 from .report.runs import load as load
 from .report.runs import save as save

@@ -1,5 +1,5 @@
-"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``advise``,
-``gradbench``.
+"""The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``compare``,
+``advise``, ``gradbench``.
 
 Each subcommand lives beside the code it drives and registers itself here
 through ``add_parser(subparsers)``; this file only assembles them.
@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .profile import add_parser as add_profile
 
     add_profile(sub)
+    from .compare import add_parser as add_compare
+
+    add_compare(sub)
     from .advise import add_parser as add_advise
 
     add_advise(sub)
