@@ -1,5 +1,5 @@
 """The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``compare``,
-``advise``, ``gradbench``.
+``report``, ``advise``, ``gradbench``.
 
 Each subcommand lives beside the code it drives and registers itself here
 through ``add_parser(subparsers)``; this file only assembles them.
@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .compare import add_parser as add_compare
 
     add_compare(sub)
+    from .report import add_parser as add_report
+
+    add_report(sub)
     from .advise import add_parser as add_advise
 
     add_advise(sub)

@@ -168,6 +168,11 @@ class LabPlots:
         # time and memory first, side by side: the two costs a person slides n to see
         self.layout = column(row(t, m), row(r, e), s, shapes, self.table)
 
+    def color(self, label: str) -> str:
+        """The colour of series ``label`` in every plot (claimed now if it has none yet:
+        another run drawn over these plots, ``overlay``, takes its series' colours here)."""
+        return self._color(label)
+
     def _color(self, label: str) -> str:
         if label not in self._colors:  # a mode's own color, else one no series has yet
             taken = set(self._colors.values())
