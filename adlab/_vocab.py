@@ -69,6 +69,15 @@ class ModelError(ValueError):
         lineno: line number in the model source, or None when unknown.
         line: the text of that line, or None.
         hint: what to do next.
+
+    Example:
+        >>> source = ("def setup(n, rng):\\n    return (rng.normal(size=n),)\\n"
+        ...           "def f(x):\\n    return np.sum(x +\\n")
+        >>> try:
+        ...     adlab.Model.from_source(source)
+        ... except adlab.ModelError as e:
+        ...     print(str(e).splitlines()[0])
+        line 4: SyntaxError: '(' was never closed
     """
 
     def __init__(
@@ -114,6 +123,11 @@ class Timing:
         unstable: True when the spread (IQR / median) is large.
         median_lo_s, median_hi_s: a 95% bootstrap interval of the median, from the
             per-repeat times (``adlab.measure.intervals.median_interval``).
+
+    Example:
+        >>> t = adlab.time_call(sum, ([1.0, 2.0],), repeats=3, target_s=0.001)
+        >>> t.median_s > 0, t.repeats >= 3
+        (True, True)
     """
 
     compile_s: float
@@ -166,6 +180,13 @@ class Record:
     ``device`` is what the program ran on: "cpu", "wasm" or "webgl" for TF.js, "cpu"
     for plain JavaScript, and for the Python frameworks the device they report
     (JAX's "cpu", PyTorch's "cpu" or "cuda"); None where unknown.
+
+    Example:
+        >>> r = next(iter(adlab.bench("rosenbrock", sizes=[3], modes=["reverse"], warn=False)))
+        >>> r.model, r.mode, r.n, r.backend
+        ('rosenbrock', 'primal', 3, 'jax')
+        >>> r.median_s > 0
+        True
     """
 
     model: str
@@ -254,6 +275,11 @@ class StepRecord:
         reference_trusted: whether forward and reverse mode agreed on the
             reference (None: not checked); see ``adlab.accuracy.reference.Reference``.
         reference_mismatch: their normwise relative difference.
+
+    Example:
+        >>> r = next(adlab.step_errors("rosenbrock", 3, schemes=["central"], steps=[1e-5]))
+        >>> r.scheme, r.h, r.error < 1e-6
+        ('central', 1e-05, True)
     """
 
     model: str

@@ -263,9 +263,10 @@ def test_each_shared_list_has_one_home():
 
 # ------------------------------------------------------------------ the tests themselves
 TESTS = Path(__file__).parent
-#: tests/ folders that name no adlab package: recorded data, and the end-to-end tests that
-#: drive the Lab and the JavaScript backends together in Chromium (their own conftest)
-NOT_PACKAGES = ("fixtures", "browser")
+#: tests/ folders that name no adlab package: recorded data, the end-to-end tests that
+#: drive the Lab and the JavaScript backends together in Chromium (their own conftest), and
+#: the docs' (their build, the API's doctests, the README)
+NOT_PACKAGES = ("fixtures", "browser", "docs")
 #: the tests that stand flat in tests/: they read the whole package
 FLAT = ("test_layers.py", "test_structure.py")
 DOTTED = re.compile(r"adlab(\.\w+)+")

@@ -32,6 +32,15 @@ def hessian_reference(
     ``args`` are f's arguments; ``v`` is shaped like the differentiated one.
     ``derive(composition)``, when given, computes it instead (a sweep passes
     its own compiled ones). Raises what forward-over-reverse raises.
+
+    Returns:
+        A ``Reference``: ``.value`` the Hessian (or H v), ``.trusted``, ``.note``.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> ref = adlab.hessian_reference(model, *model.setup(3))
+        >>> ref.value.shape, ref.trusted
+        ((3, 3), True)
     """
     if derive is None:
 

@@ -47,6 +47,12 @@ class Reference:
             floor (shown beside it: one bad small component stands out here).
         forward: the float64 forward-mode derivative it was checked against.
         note: why the reference is untrusted or unchecked, else None.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> ref = adlab.reference(model, *model.setup(3))
+        >>> ref.value.shape, ref.trusted
+        ((3,), True)
     """
 
     value: Any
@@ -74,6 +80,15 @@ def reference(
     so that nothing is compiled twice). ``routes`` names the two ways ``derive`` is
     asked for: the reference's, then the check's (a Hessian's are two compositions,
     ``adlab.accuracy.hessian_reference``).
+
+    Returns:
+        A ``Reference``: ``.value`` the derivative, ``.trusted``, ``.mismatch``, ``.note``.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> ref = adlab.reference(model, *model.setup(3))
+        >>> ref.trusted, ref.value.shape
+        (True, (3,))
     """
     if derive is None:
 

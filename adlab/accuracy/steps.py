@@ -81,6 +81,15 @@ def optimal_step(scheme: str, precision: str = "float64") -> float | None:
 
     adlab's default steps are these. None for complex step: it has no
     round-off arm, so every h below ~sqrt(eps) is optimal.
+
+    Returns:
+        The step, a float, or None for complex step (no round-off to balance).
+
+    Example:
+        >>> bool(adlab.optimal_step("central") == np.finfo(np.float64).eps ** (1 / 3))
+        True
+        >>> print(adlab.optimal_step("complex-step"))
+        None
     """
     power = _power(scheme)
     return None if power is None else eps(precision) ** power
@@ -204,6 +213,14 @@ def step_errors(
     Raises:
         ModelError: the model failed, or it is not analytic and complex step
             was asked for (raised when the sweep reaches complex step).
+
+    Returns:
+        An iterator of ``StepRecord``, one per scheme and step.
+
+    Example:
+        >>> records = adlab.step_errors("rosenbrock", 3, schemes=["forward"], steps=[1e-4, 1e-8])
+        >>> [(r.scheme, r.h) for r in records]
+        [('forward', 0.0001), ('forward', 1e-08)]
     """
     model = resolve_model(model)
     for scheme in schemes:
@@ -244,6 +261,11 @@ class SchemeSummary:
             (None when the sweep did not include the default step).
         optimal_h: the theoretical optimal step (None for complex step).
         expected_error: the error theory expects at the optimum (``expected_error``).
+
+    Example:
+        >>> s = adlab.step_summary(adlab.step_errors("rosenbrock", 3, schemes=["central"]))[0]
+        >>> s.scheme, s.best_error < 1e-8
+        ('central', True)
     """
 
     scheme: str
@@ -257,7 +279,17 @@ class SchemeSummary:
 
 
 def step_summary(records: Iterable[StepRecord]) -> list[SchemeSummary]:
-    """One ``SchemeSummary`` per (scheme, precision) in ``records``, in order of appearance."""
+    """One ``SchemeSummary`` per (scheme, precision) in ``records``, in order of appearance.
+
+    Returns:
+        A list of ``SchemeSummary``.
+
+    Example:
+        >>> records = adlab.step_errors("rosenbrock", 3, schemes=["forward", "central"])
+        >>> summary = adlab.step_summary(records)
+        >>> [s.scheme for s in summary]
+        ['forward', 'central']
+    """
     groups: dict[tuple[str, str], list[StepRecord]] = {}
     for r in records:
         groups.setdefault((r.scheme, r.precision), []).append(r)
@@ -292,6 +324,11 @@ class RichardsonPoint:
         estimate: the estimate, on the scale of ``error`` (max componentwise, floored).
         error: the true error of R.
         error_central_half: the true error of the central difference at h / 2.
+
+    Example:
+        >>> p = adlab.richardson_check("rosenbrock", 3, steps=[1e-2])[0]
+        >>> p.h, p.estimate > 0
+        (0.01, True)
     """
 
     h: float
@@ -308,7 +345,16 @@ def richardson_check(
     seed: int = 0,
     wrt: int | tuple[int, ...] | None = None,
 ) -> list[RichardsonPoint]:
-    """Richardson's own error estimate against its true error, at each step."""
+    """Richardson's own error estimate against its true error, at each step.
+
+    Returns:
+        A list of ``RichardsonPoint``, one per step.
+
+    Example:
+        >>> points = adlab.richardson_check("rosenbrock", 3, steps=[1e-1, 1e-2])
+        >>> [p.h for p in points]
+        [0.1, 0.01]
+    """
     model = resolve_model(model)
     hs = _steps_for("richardson", steps, precision)
     args = model.setup(n, seed)

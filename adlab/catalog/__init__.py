@@ -14,7 +14,15 @@ NOT_MODELS = frozenset({"gradbench.py"})
 
 
 def list_models() -> list[str]:
-    """Names of the built-in models."""
+    """Names of the built-in models.
+
+    Returns:
+        A list of the catalog's model names.
+
+    Example:
+        >>> "rosenbrock" in adlab.list_models()
+        True
+    """
     files = resources.files(__name__).iterdir()
     return sorted(
         p.name[:-3]
@@ -31,7 +39,19 @@ def source_of(name: str) -> str:
 
 
 def load_model(name: str, **settings) -> Model:
-    """A built-in model by name, with optional new values for its settings."""
+    """A built-in model by name, with optional new values for its settings.
+
+    Returns:
+        A ``Model``.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> model.name
+        'rosenbrock'
+        >>> x, *data = model.setup(4)
+        >>> x.shape
+        (4,)
+    """
     return Model.from_source(source_of(name), name=name, **settings)
 
 

@@ -54,6 +54,13 @@ def max_relative_error(approx: Any, ref: Any, floor: float = FLOOR) -> float:
     The floor keeps components that are (nearly) zero from dividing by zero;
     when the whole reference is zero this is the absolute error. inf when
     ``approx`` is not finite.
+
+    Returns:
+        The largest componentwise relative error, a float.
+
+    Example:
+        >>> round(adlab.max_relative_error(np.array([1.0, 2.002]), np.array([1.0, 2.0])), 6)
+        0.001
     """
     a, r = flat(approx), flat(ref)
     if a.shape != r.shape:
@@ -64,7 +71,16 @@ def max_relative_error(approx: Any, ref: Any, floor: float = FLOOR) -> float:
 
 
 def normwise_relative_error(approx: Any, ref: Any) -> float:
-    """||a - r||_2 / ||r||_2 (the absolute error when r is zero); inf when a is not finite."""
+    """||a - r||_2 / ||r||_2 (the absolute error when r is zero); inf when a is not finite.
+
+    Returns:
+        The normwise relative error, a float.
+
+    Example:
+        >>> error = adlab.normwise_relative_error(np.array([3.0, 4.05]), np.array([3.0, 4.0]))
+        >>> round(float(error), 6)
+        0.01
+    """
     a, r = flat(approx), flat(ref)
     if a.shape != r.shape:
         raise ValueError(f"shapes differ: {a.shape} vs {r.shape}")

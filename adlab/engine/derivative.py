@@ -96,6 +96,13 @@ def prepare(
         ModelError: the model failed (the message names its line).
         SizeError: the computation would not fit in memory.
         ValueError, TypeError: bad options or arguments.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> p = adlab.prepare(model, x, *data, mode="numeric", scheme="richardson")
+        >>> p(x).shape, p.f_evals
+        ((3,), 12)
     """
     model = f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
     check_inner(inner)
@@ -280,6 +287,15 @@ def derivative(
     References:
         Richardson extrapolation and step sizes: see ``adlab.engine.modes.numeric``;
         complex step: Squire & Trapp, SIAM Review 40(1), 1998.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> g = adlab.derivative(model, x, *data, mode="reverse")
+        >>> g.shape
+        (3,)
+        >>> bool(np.allclose(g, adlab.derivative(model, x, *data, mode="complex-step")))
+        True
     """
     p = prepare(f_or_model, x, *args, mode=mode, wrt=wrt, jit=jit, precision=precision,
                 scheme=scheme, step=step, backend=backend, sparse=sparse,

@@ -34,7 +34,12 @@ _NO_DTYPE = object()
 
 
 class UntrustedWarning(UserWarning):
-    """The derivative was computed but cannot be vouched for (see ``Prepared.note``)."""
+    """The derivative was computed but cannot be vouched for (see ``Prepared.note``).
+
+    Example:
+        >>> issubclass(adlab.UntrustedWarning, UserWarning)
+        True
+    """
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,12 @@ class DerivativeInfo:
             pattern's own coloring (reverse mode through the selection front); else None.
         peak_bytes, residual_bytes, memory_counter: the call's memory, as
             ``Prepared.memory`` measures it (the same figures).
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> g, info = adlab.derivative(model, *model.setup(3), full_output=True)
+        >>> info.trusted, info.f_evals
+        (True, 1)
     """
 
     error_estimate: Any
@@ -101,6 +112,15 @@ class Prepared:
             its calls where it runs (``adlab.measure`` uses it instead of timing ``p``).
         device: what it runs on where adlab chose it ("cpu", "wasm", "webgl"), else None.
         where: JavaScript: "node" or "browser" (where it runs); None: in Python.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> p = adlab.prepare(model, x, *data, mode="forward")
+        >>> p(x).shape
+        (3,)
+        >>> p.f_evals, p.compile_s >= 0
+        (3, True)
     """
 
     def __init__(self, *, built, program, impl, inputs, model, options, out_shape):

@@ -105,6 +105,13 @@ def prepare_hessian(
     Returns:
         A ``Prepared`` (``p(x)``, ``p.compile_s``, ``p.f_evals``, ``p.cost()``), or
         with ``sparse=True`` a ``SparsePrepared`` returning ``scipy.sparse.csr_array``.
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> p = adlab.prepare_hessian(model, x, *data, scheme="reverse-over-forward")
+        >>> p(x).shape
+        (3, 3)
     """
     model = _model(f_or_model)
     scheme = _composition(scheme, mode)
@@ -145,6 +152,13 @@ def prepare_hvp(
         (mode ``gradient-and-hvp``; see ``hvp``); with ``divided``, gradient / HVP
         elementwise from one program (mode ``gradient-over-hvp``: with v = ones and a
         diagonal Hessian, the Newton step).
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> p = adlab.prepare_hvp(model, x, np.ones(3), *data)
+        >>> p(x, np.ones(3)).shape
+        (3,)
     """
     model = _model(f_or_model)
     scheme = _composition(scheme, mode)
@@ -237,6 +251,13 @@ def hessian(
     References:
         Pearlmutter, Neural Computation 6(1), 1994; Gebremedhin, Manne & Pothen,
         SIAM Review 47(4), 2005 (coloring a Hessian).
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> H = adlab.hessian(model, x, *data, scheme="forward-over-reverse")
+        >>> H.shape, bool(np.allclose(H, H.T))
+        ((3, 3), True)
     """
     p = prepare_hessian(f_or_model, x, *args, scheme=_composition(scheme, mode), wrt=wrt,
                         jit=jit, precision=precision, backend=backend, sparse=sparse,
@@ -279,6 +300,14 @@ def hvp(
 
     ``check``: hold the product to JAX's checked float64 Hessian times v, as ``hessian``
     does (not with ``with_gradient``); False skips that (``derivative``'s ``check``).
+
+    Example:
+        >>> model = adlab.load_model("rosenbrock")
+        >>> x, *data = model.setup(3)
+        >>> v = np.ones(3)
+        >>> hv = adlab.hvp(model, x, v, *data)
+        >>> bool(np.allclose(hv, adlab.hessian(model, x, *data) @ v))
+        True
     """
     p = prepare_hvp(f_or_model, x, v, *args, scheme=_composition(scheme, mode), wrt=wrt,
                     jit=jit, precision=precision, backend=backend,

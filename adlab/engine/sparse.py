@@ -125,6 +125,13 @@ class SparsePrepared:
         mode, scheme: "forward" / "reverse" (scheme None), or "hessian" and its composition.
         f_evals: passes per derivative: colors, times each HVP's own passes.
         compile_s, inputs, precision, backend, jit, wrt, trusted, note, step: as ``Prepared``.
+
+    Example:
+        >>> model = adlab.load_model("bvp_residual")
+        >>> x, *data = model.setup(20)
+        >>> J = adlab.derivative(model, x, *data, mode="forward", sparse=True)
+        >>> J.shape, J.nnz < 20 * 20
+        ((20, 20), True)
     """
 
     def __init__(self, inner: Any, detected: Detected, coloring: Coloring, mode: str,

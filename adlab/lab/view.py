@@ -85,6 +85,11 @@ class Lab(w.VBox):
     methods below delegate to it. The widgets are attributes too
     (``lab.run_button``, ``lab.n_slider``, ...), and ``lab.plots`` holds the
     Bokeh figures and their data sources.
+
+    Example:
+        >>> lab = adlab.Lab("rosenbrock", modes=["reverse"])
+        >>> lab.modes
+        ['reverse']
     """
 
     def __init__(

@@ -79,6 +79,11 @@ class Advice:
             label) predicted; a label whose peak is unknown is left out.
         memory_limit: the bytes a call may hold (None: no limit).
         ruled_out: label -> its peak at n, past ``memory_limit``: not a candidate.
+
+    Example:
+        >>> advice = adlab.advise("rosenbrock", 3, ["forward", "reverse"], budget_s=0.5, warn=False)
+        >>> advice.best in ("forward", "reverse")
+        True
     """
 
     model: str
@@ -314,6 +319,11 @@ def advise(
         An ``Advice``; ``describe()`` says it in one sentence. A mode too costly
         to run at ``n`` is measured at a few smaller sizes (``smaller_sizes``)
         and its time at ``n`` predicted.
+
+    Example:
+        >>> advice = adlab.advise("rosenbrock", 3, ["forward", "reverse"], budget_s=0.5, warn=False)
+        >>> advice.model, advice.n, advice.best in ("forward", "reverse")
+        ('rosenbrock', 3, True)
     """
     n = int(n)
     limit = None if memory_limit is None else parse_bytes(memory_limit)  # refused before measuring

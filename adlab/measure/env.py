@@ -68,7 +68,16 @@ def _jaxlib_version() -> str | None:
 
 
 def environment(precision: str | None = None) -> dict[str, Any]:
-    """Versions, device, CPU count, precision and XLA flags, as a plain dict."""
+    """Versions, device, CPU count, precision and XLA flags, as a plain dict.
+
+    Returns:
+        A dict of plain values (strings and numbers).
+
+    Example:
+        >>> env = adlab.environment()
+        >>> sorted(k for k in ("adlab", "jax", "numpy") if k in env)
+        ['adlab', 'jax', 'numpy']
+    """
     env = dict(_static())
     env["precision"] = precision
     env["xla_flags"] = os.environ.get("XLA_FLAGS", "")

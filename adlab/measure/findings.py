@@ -86,6 +86,15 @@ def compare(a: Record, b: Record) -> int:
     one run inline and one on a worker thread have different floors) are tied:
     both times are the cost of a call. Records without intervals compare by
     their medians.
+
+    Returns:
+        -1, 0 or +1.
+
+    Example:
+        >>> records = list(adlab.bench("rosenbrock", [3], ["reverse", "forward"], warn=False))
+        >>> a, b = (r for r in records if r.mode != "primal")
+        >>> adlab.compare(a, b) in (-1, 0, 1)
+        True
     """
     if a.at_floor and b.at_floor and _floor(a) == _floor(b):
         return 0
@@ -117,6 +126,11 @@ class Crossover:
             noise, the two are tied there.
         tied_below: the two are tied at every size below (no series was
             faster beyond noise there).
+
+    Example:
+        >>> c = adlab.Crossover("reverse", "forward", n=17, time_s=2e-5, n_below=10, n_above=30)
+        >>> c.describe()
+        'reverse overtakes forward at n ≈ 17'
     """
 
     faster: str
@@ -250,6 +264,12 @@ def crossovers(records: Iterable[Record], *, primal: bool = False) -> list[Cross
     such crossing is returned with ``significant=False``, so a reader sees
     that the two are, in effect, tied there. Primal series (f itself,
     ``mode == "primal"``) take part only with ``primal=True``.
+
+    Example:
+        >>> sweep = adlab.bench("rosenbrock", [3, 10], ["reverse", "forward"], warn=False)
+        >>> records = list(sweep)
+        >>> all(isinstance(c, adlab.Crossover) for c in adlab.crossovers(records))
+        True
     """
     by_label = series_records(r for r in records if primal or r.mode != "primal")
     labels = sorted(by_label)

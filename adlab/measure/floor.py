@@ -42,7 +42,12 @@ ASYNC_FLOOR_SIZE = 1024
 
 
 class NoisyMachineWarning(UserWarning):
-    """The machine was too noisy, before a sweep, to tell small differences apart."""
+    """The machine was too noisy, before a sweep, to tell small differences apart.
+
+    Example:
+        >>> issubclass(adlab.NoisyMachineWarning, UserWarning)
+        True
+    """
 
 
 _FLOOR_SOURCE = '''"""A trivial call: the floor under every derivative."""
@@ -117,6 +122,14 @@ def dispatch_floor(
 
     Below this no derivative can go: it is the fixed cost of one call on this
     device. A derivative close to it is bound by overhead, not arithmetic.
+
+    Returns:
+        Seconds, a float, or None where the backend has no floor to time.
+
+    Example:
+        >>> floor = adlab.dispatch_floor(target_s=0.001)
+        >>> 0 < floor < 0.01
+        True
     """
     p = floor_call(precision, backend=backend)
     return time_call(p, p.inputs, target_s=target_s).median_s

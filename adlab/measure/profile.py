@@ -59,6 +59,11 @@ class OpCost:
         flops: XLA's flop count for it (transcendentals such as tanh not included);
             on PyTorch, FlopCounterMode's (matrix products; NaN for other operations).
         bytes: bytes it reads and writes, XLA's count (NaN on PyTorch: not counted).
+
+    Example:
+        >>> op = adlab.profile("rosenbrock", 10, calls=2).derivative[0]
+        >>> isinstance(op, adlab.OpCost), op.time_s >= 0
+        (True, True)
     """
 
     name: str
@@ -89,6 +94,11 @@ class Profile:
             ``derivative_s`` are timed apart, and a load that comes and goes between the
             two (PyTorch's threads on a busy machine: the same call took 3 ms and 90 ms
             within a second) can set them far from the operations' sum.
+
+    Example:
+        >>> prof = adlab.profile("rosenbrock", 10, calls=2)
+        >>> prof.mode, len(prof.primal) > 0
+        ('reverse', True)
     """
 
     model: str
@@ -175,6 +185,11 @@ def profile(
 
     Returns:
         A ``Profile``; see its ``slow_ops``.
+
+    Example:
+        >>> prof = adlab.profile("rosenbrock", 10, mode="reverse", calls=2)
+        >>> isinstance(prof.slow_ops(), list)
+        True
     """
     import jax
 

@@ -95,6 +95,11 @@ class Series:
         where: "node" or "browser", for the JavaScript backends (``adlab.prepare``'s).
         checkpoint: the default ``checkpoint=`` of the model's loops: False, True or
             "sqrt" (``adlab.prepare``'s; None: as the model's source says).
+
+    Example:
+        >>> s = adlab.Series(mode="numeric", scheme="richardson", backend="numpy")
+        >>> s.mode, s.scheme, s.backend
+        ('numeric', 'richardson', 'numpy')
     """
 
     mode: str

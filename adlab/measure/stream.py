@@ -23,6 +23,12 @@ class Sweep(Iterator[Record]):
     Attributes:
         total: the number of records the sweep will yield.
         records: the records yielded so far (intact if the sweep is interrupted).
+
+    Example:
+        >>> sweep = adlab.bench("rosenbrock", sizes=[3], modes=["reverse"], warn=False)
+        >>> records = list(sweep)
+        >>> [r.label for r in records]
+        ['primal', 'reverse']
     """
 
     def __init__(self, gen: Iterator[Record], total: int) -> None:

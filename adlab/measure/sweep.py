@@ -111,7 +111,7 @@ def bench(
     warn: bool = True,
     memory: bool = True,
 ) -> Sweep:
-    """Measure ``modes`` of ``model`` at each size; yields ``Record``s as they come.
+    """Measure ``modes`` of ``model`` at each size; yields a ``Record`` per point, as they come.
 
     Args:
         model: a catalog name, a path to a model file, or a ``Model``.
@@ -146,6 +146,13 @@ def bench(
         Per size: one primal record (mode "primal") per model and options,
         then one record per variant, all yielded once the size is done.
         KeyboardInterrupt propagates; the records yielded before it stay intact.
+
+    Example:
+        >>> sweep = adlab.bench("rosenbrock", sizes=[3, 10], modes=["forward", "reverse"])
+        >>> records = list(sweep)
+        >>> sorted({(r.label, r.n) for r in records})
+        [('forward', 3), ('forward', 10), ('primal', 3), ('primal', 10),
+         ('reverse', 3), ('reverse', 10)]
     """
     if not budget_s > 0:
         raise ValueError(f"budget_s must be > 0, got {budget_s}")

@@ -374,6 +374,11 @@ def time_call(
 
     Returns:
         A ``Timing``; per-call seconds ``min_s``, ``median_s``, ``iqr_s``.
+
+    Example:
+        >>> t = adlab.time_call(sorted, ([3, 1, 2],), repeats=3, target_s=0.001)
+        >>> t.median_s > 0, t.repeats >= 3
+        (True, True)
     """
     return measure(fn, args, repeats=repeats, target_s=target_s, compile_s=compile_s,
                    deadline=deadline, warmups=warmups, width=width)[0]  # fmt: skip

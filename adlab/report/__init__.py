@@ -31,14 +31,22 @@ _FLOAT_FIELDS = {
 
 # ------------------------------------------------------------------ JSON / CSV
 def to_json(records: Iterable[Record], indent: int | None = 1) -> str:
-    """A JSON list of the records, one object per record with every field."""
+    """Returns a JSON list of the records, one object per record with every field.
+
+    >>> adlab.to_json([])
+    '[]'
+    """
     return json.dumps([jsonable(r.to_dict()) for r in records], indent=indent)
 
 
 def from_json(text: str) -> list[Record]:
     """Records from ``to_json``'s text (unknown keys are an error, missing ones default),
     or the records of a saved run's text (``adlab.save``; ``adlab.load`` also reads its
-    machine and checks its format)."""
+    machine and checks its format). Returns a list of ``Record``.
+
+    >>> adlab.from_json(adlab.to_json([]))
+    []
+    """
     out = []
     data = json.loads(text)
     for item in data.get("records", []) if isinstance(data, dict) else data:
@@ -53,7 +61,13 @@ def from_json(text: str) -> list[Record]:
 
 
 def to_csv(records: Iterable[Record]) -> str:
-    """CSV text, one row per record; ``settings`` as JSON, ``env`` as ``env.<key>`` columns."""
+    """Returns CSV text, one row per record; ``settings`` as JSON, ``env`` as ``env.<key>``
+    columns.
+
+    Example:
+        >>> adlab.to_csv([]).split(",")[:4]
+        ['model', 'mode', 'n', 'label']
+    """
     rows = [r.to_dict() for r in records]
     env_keys = sorted({k for r in rows for k in r["env"]})
     header = [f for f in FIELDS if f not in ("env",)] + [f"env.{k}" for k in env_keys]
@@ -248,6 +262,11 @@ def format_table(records: Iterable[Record], width: int | None = TEXT_WIDTH) -> T
     it shows as an HTML table instead: the same cells, the ratio under each time, the
     notes and the crossovers (``measure.findings.crossover_lines``) under the table,
     and each record in full on hovering its cell.
+
+    Example:
+        >>> records = list(adlab.bench("rosenbrock", sizes=[3], modes=["reverse"], warn=False))
+        >>> "reverse" in str(adlab.format_table(records))
+        True
     """
     records = list(records)
     if not records:
@@ -349,7 +368,12 @@ _LONG = (
 
 
 def format_records(records: Iterable[Record]) -> str:
-    """Every record on its own line: timing, spread, compile, cost, error; skips and notes."""
+    """Returns every record on its own line: timing, spread, compile, cost, error; skips, notes.
+
+    Example:
+        >>> adlab.format_records([])
+        '(no records)'
+    """
     records = list(records)
     if not records:
         return "(no records)"

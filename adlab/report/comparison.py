@@ -239,7 +239,7 @@ def as_run(x: Iterable[Record] | str | Path) -> Run:
 def compare_runs(
     base: Iterable[Record] | str | Path, new: Iterable[Record] | str | Path
 ) -> RunComparison:
-    """Compare two runs (records, ``adlab.Run``s or paths of saved runs): one row per
+    """Compare two runs (records, ``adlab.Run`` objects or paths of saved runs): one row per
     series x n, new against base.
 
     Returns a ``RunComparison``, a list of ``ComparedPoint`` (``label``, ``n``, ``ratio``

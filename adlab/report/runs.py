@@ -37,6 +37,12 @@ class Run(list):
         source: model name -> its source text, where known.
         format: the file's format (0: a bare list of records, as adlab wrote before).
         path: the file it was read from (None when made in memory).
+
+    Example:
+        >>> records = list(adlab.bench("rosenbrock", sizes=[3], modes=["reverse"], warn=False))
+        >>> run = adlab.load(adlab.save(records, "run.json"))
+        >>> isinstance(run, adlab.Run), len(run) == len(records)
+        (True, True)
     """
 
     def __init__(self, records: Iterable[Record] = (), env: Mapping[str, Any] | None = None,
@@ -98,6 +104,12 @@ def save(records: Iterable[Record], path: str | Path,
         records = list(adlab.bench("rosenbrock", sizes=[10, 100]))
         adlab.save(records, "run.json")
         run = adlab.load("run.json")  # the records, run.env["cpu"], run.env["versions"]
+
+    Example:
+        >>> records = list(adlab.bench("rosenbrock", sizes=[3], modes=["reverse"], warn=False))
+        >>> path = adlab.save(records, "run.json")
+        >>> path.name
+        'run.json'
     """
     src = records if isinstance(records, Run) else list(records)
     path = Path(path)
@@ -117,6 +129,15 @@ def load(path: str | Path) -> Run:
 
         run = adlab.load("run.json")
         print(len(run), run.env["cpu"], run.env["versions"]["jax"])
+
+    Returns:
+        A ``Run`` (a list of ``Record``) with ``.env``, ``.source`` and ``.format``.
+
+    Example:
+        >>> records = list(adlab.bench("rosenbrock", sizes=[3], modes=["reverse"], warn=False))
+        >>> run = adlab.load(adlab.save(records, "run.json"))
+        >>> [r.label for r in run]
+        ['primal', 'reverse']
     """
     path = Path(path)
     try:

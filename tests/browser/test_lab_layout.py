@@ -5,11 +5,14 @@ The notebook (written here) shows a Lab with JAX and plain JavaScript ticked, re
 at n = 3 and 10. The test scrolls the Lab to the top of the notebook, as a person does
 once, and reads the bounding boxes of Run and the two plots; then runs, and reads through
 BokehJS the points each series' glyphs draw on the memory plot. A screenshot of the window
-is saved (``lab-1400x1000.png``).
+is saved (``lab-1400x1000.png``); with ``ADLAB_DOCS_SCREENSHOT=1`` it is also the picture of
+the Lab that the README and the docs show, ``docs/_static/lab.png`` (commit it).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -28,6 +31,8 @@ from .test_lab_browser import (
 )
 
 NOTEBOOK = "lab_layout.ipynb"
+#: the README's and the docs' picture of the Lab, taken here when ADLAB_DOCS_SCREENSHOT=1
+DOCS_PICTURE = Path(__file__).resolve().parents[2] / "docs" / "_static" / "lab.png"
 WINDOW = {"width": 1400, "height": 1000}
 CELL = ("import adlab\n"
         "lab = adlab.Lab('normal_logpdf', sizes=[3, 10], n=10, modes=['reverse'],\n"
@@ -98,6 +103,8 @@ def test_run_and_both_plots_fit_the_window_and_memory_draws_js_and_python(layout
     lab.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(500)
     page.screenshot(path=screenshots / "lab-1400x1000.png", timeout=30_000)
+    if os.environ.get("ADLAB_DOCS_SCREENSHOT") == "1":
+        shutil.copyfile(screenshots / "lab-1400x1000.png", DOCS_PICTURE)
     bottom = page.locator(".jp-StatusBar-Widget, #jp-main-statusbar").first.bounding_box()
     floor = bottom["y"] if bottom else WINDOW["height"]
     for hook in ("adlab-run", "adlab-time-plot", "adlab-memory-plot"):

@@ -77,15 +77,17 @@ def normalize_wrt(wrt: Any) -> int | tuple[int, ...]:
 class Model:
     """A differentiable model: ``f(x, *data)`` and ``setup(n, rng)``.
 
-    Build one with ``Model.from_source`` or ``Model.from_function``; the
-    catalog's models are built from source.
+    Build one with ``Model.from_source`` or ``Model.from_function``; the catalog's models are
+    built from source. Attributes: ``name`` (in records and messages), ``doc`` (the model's
+    docstring: what n means), ``source`` (None for wrapped callables), ``wrt`` (the default
+    argument index, or tuple, to differentiate), ``settings`` (its UPPERCASE constants).
 
-    Attributes:
-        name: short name, used in records and messages.
-        doc: the model's docstring; says what n means for it.
-        source: the source text, or None for wrapped callables.
-        wrt: default argument index (or tuple) to differentiate.
-        settings: the module-level UPPERCASE constants and their values.
+    Example:
+        >>> model = adlab.Model.from_source("def setup(n, rng):\\n    return (rng.normal(size=n),)"
+        ...                                 "\\ndef f(x):\\n    return np.sum(x ** 2)\\n")
+        >>> x, = model.setup(3)
+        >>> adlab.derivative(model, x) / x
+        array([2., 2., 2.])
     """
 
     name: str

@@ -221,7 +221,15 @@ def mode_names() -> list[str]:
 
 
 def registered_modes() -> tuple[str, ...]:
-    """Every registered mode: the first-order ``MODES`` first, then the others as registered."""
+    """Every registered mode: the first-order ``MODES`` first, then the others as registered.
+
+    Returns:
+        A tuple of mode names.
+
+    Example:
+        >>> adlab.registered_modes()[:4]
+        ('forward', 'reverse', 'numeric', 'complex-step')
+    """
     return tuple(dict.fromkeys((*(m for m in MODES if m in _RULES), *_RULES)))
 
 

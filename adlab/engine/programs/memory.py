@@ -22,7 +22,12 @@ FRACTION = 0.5
 
 
 class SizeError(ValueError):
-    """A derivative too large for this machine; the message gives the estimate."""
+    """A derivative too large for this machine; the message gives the estimate.
+
+    Example:
+        >>> issubclass(adlab.SizeError, ValueError)
+        True
+    """
 
 
 #: what ``available_bytes`` assumes where the system says nothing (no /proc, no
