@@ -31,6 +31,7 @@ from .choices import (
     watch_refusals,
 )
 from .code_editor import CodeEditor
+from .compared import Compared
 from .liveplot import LivePlot
 from .page_runner import PageRunner, describe
 from .panel import controls
@@ -75,7 +76,8 @@ class Lab(w.VBox):
             ("dense", "sparse" or "both": forward, reverse and Hessian from their
             sparsity pattern, whose picture and colors are shown), ``checkpoints``
             (for a model with loops, reverse once per choice of "false", "true" and
-            "sqrt": its memory beside its time), ``steps``
+            "sqrt": its memory beside its time), ``compare_to`` (a saved run, its path or
+            ``adlab.Run``: drawn dashed over the plots, compared in a table under them), ``steps``
             (draw the step-size curves, default True), ``steps_n_max`` (their
             largest n, default 1000), ``edits`` (folder for saved edits), ``device``
             (TF.js's backend for the TF.js series: "cpu", "wasm" or "webgl"), and
@@ -101,10 +103,12 @@ class Lab(w.VBox):
         **options: Any,
     ) -> None:
         device = options.pop("device", "cpu")  # a trait of the Lab's, not bench's option
+        compare_to = options.pop("compare_to", None)  # a saved run drawn over the plots
         state = LabState(model, sizes, modes, frameworks, post=_kernel_post(), **options)
         state.device = device
         self.state = state
         self.plots = LabPlots(show_compile=state.show_compile)
+        self.compared = Compared(self.plots, compare_to) if compare_to is not None else None
         self._shown_run = -1
         self._shown_count = 0
         self._shown_steps = 0
@@ -190,7 +194,8 @@ class Lab(w.VBox):
 
     def _layout(self) -> list[w.Widget]:
         editor = w.VBox([self.editor, self.error_box], layout=w.Layout(width="60%"))
-        return [w.HTML(_STYLE), w.HBox([editor, controls(self)]), self.plot_widget]
+        shown = [w.HTML(_STYLE), w.HBox([editor, controls(self)]), self.plot_widget]
+        return shown + ([self.compared.widget] if self.compared else [])
 
     # --------------------------------------------------------------- link
     def _link(self) -> None:
@@ -254,6 +259,8 @@ class Lab(w.VBox):
         for shown in s.patterns[self._shown_patterns :]:  # a sparse kind's pattern, colored
             self.plots.show_pattern(shown.kind, shown.pattern, shown.coloring, shown.title())
         self._shown_patterns = len(s.patterns)
+        if self.compared:
+            self.compared.update(s.results)
 
     def _compile_shown(self, change: dict) -> None:
         with self.state.lock:

@@ -45,8 +45,8 @@ def overlay(plots: LabPlots, records: Iterable[Record], name: str) -> dict[str, 
         data["run"] = [name] * len(rows)
         source = ColumnDataSource(data, name="overlay")
         for key, y in _Y.items():
-            if primal and key in ("ratio", "error"):
-                continue
+            if (primal and key in ("ratio", "error")) or not any(v == v for v in data[y]):
+                continue  # nothing to draw there (NaN, a gap, is not equal to itself)
             fig = plots.figures[key]
             line = fig.line("n", y, source=source, color=color, line_width=2, line_dash=DASH,
                             line_alpha=0.8)  # fmt: skip
