@@ -144,11 +144,11 @@ def facts(run: Run) -> dict[str, str]:
     versions = dict(env.get("versions") or {})
     for r in run:  # each framework's version as its records say it (format 0 has no others)
         e = r.env or {}
-        if e.get("framework") and e.get("framework_version"):
-            versions.setdefault(e["framework"], str(e["framework_version"]))
-        if e.get("js_runtime"):
-            versions.setdefault(f"js runtime ({r.where or e['js_runtime']})",
-                                str(e.get("js_runtime_version")))  # fmt: skip
+        version = e.get("framework_version")
+        if e.get("framework") and version and version != e.get("js_runtime_version"):
+            versions.setdefault(e["framework"], str(version))  # not plain JS's: its runtime's
+        if e.get("js_runtime"):  # Node's version, or the browser's user agent
+            versions.setdefault("js runtime", f"{e['js_runtime']} {e.get('js_runtime_version')}")
     for key in (*always_installed(), "jaxlib"):  # format 0's env: the records' own
         if key in first:
             versions.setdefault(key, str(first[key]))
