@@ -148,7 +148,7 @@ def bench(
         KeyboardInterrupt propagates; the records yielded before it stay intact.
 
     Example:
-        >>> sweep = adlab.bench("rosenbrock", sizes=[3, 10], modes=["forward", "reverse"])
+        >>> sweep = adlab.bench("rosenbrock", [3, 10], ["forward", "reverse"], warn=False)
         >>> records = list(sweep)
         >>> sorted({(r.label, r.n) for r in records})
         [('forward', 3), ('forward', 10), ('primal', 3), ('primal', 10),
