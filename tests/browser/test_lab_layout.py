@@ -33,6 +33,9 @@ from .test_lab_browser import (
 NOTEBOOK = "lab_layout.ipynb"
 #: the README's and the docs' picture of the Lab, taken here when ADLAB_DOCS_SCREENSHOT=1
 DOCS_PICTURE = Path(__file__).resolve().parents[2] / "docs" / "_static" / "lab.png"
+#: the Lab's parts, each pictured alone beside it (docs/lab.md): element class -> file
+DOCS_PARTS = {"adlab-editor": "lab-editor.png", "adlab-tabs": "lab-tabs.png",
+              "adlab-time-plot": "lab-time.png", "adlab-memory-plot": "lab-memory.png"}  # fmt: skip
 WINDOW = {"width": 1400, "height": 1000}
 CELL = ("import adlab\n"
         "lab = adlab.Lab('normal_logpdf', sizes=[3, 10], n=10, modes=['reverse'],\n"
@@ -105,6 +108,9 @@ def test_run_and_both_plots_fit_the_window_and_memory_draws_js_and_python(layout
     page.screenshot(path=screenshots / "lab-1400x1000.png", timeout=30_000)
     if os.environ.get("ADLAB_DOCS_SCREENSHOT") == "1":
         shutil.copyfile(screenshots / "lab-1400x1000.png", DOCS_PICTURE)
+        for hook, name in DOCS_PARTS.items():  # each part alone, for the Lab's docs page
+            lab.locator(f".{hook}").first.screenshot(path=DOCS_PICTURE.with_name(name),
+                                                     timeout=30_000)  # fmt: skip
     bottom = page.locator(".jp-StatusBar-Widget, #jp-main-statusbar").first.bounding_box()
     floor = bottom["y"] if bottom else WINDOW["height"]
     for hook in ("adlab-run", "adlab-time-plot", "adlab-memory-plot"):
