@@ -17,6 +17,8 @@ a plotting library: the figures are in ``adlab.plots.figures``.
   ``agreement``, ``fused_table``.
 - ``Table``: rows of text, HTML in a notebook, text in ``print``.
 - ``second_order``: colorings against n and passes per composition (notebook 07).
+- ``memory``: the chain model, each framework's peak and residuals on it, and readings of a
+  sweep with and without checkpointing (notebook 08).
 - frameworks (``frameworks.py``): ``available`` (the variants whose framework is
   installed), ``frameworks_table``, ``how`` a framework ran, ``frame_table``, ``ratios_table``,
   ``gist_table`` / ``julia_gist``, ``passes_table``, ``compiled_table``,
@@ -32,6 +34,7 @@ from ..measure.costs import xla_costs as xla_costs
 from ..measure.fused import FusedDescent as FusedDescent
 from ..measure.fused import fused_descent as fused_descent
 from ..report.table import Table as Table
+from . import memory as memory
 from .browser import asker_table as asker_table
 from .browser import devices_table as devices_table
 from .browser import javascript_agreement as javascript_agreement
