@@ -176,13 +176,15 @@ def m3(quick: bool) -> None:
                       f"({r.median_s / base.median_s:.2f}x the time)")  # fmt: skip
 
 
+SWEEP_MODES = ["forward", "reverse", "numeric[central]", "complex-step", "reverse(torch)",
+               "reverse(tensorflow)", "reverse(autograd)"]  # fmt: skip
 SWEEP = r"""
 import sys, time, warnings
 warnings.simplefilter("ignore")
 import adlab
 memory = sys.argv[1] == "on"
-modes = ["forward", "reverse", "numeric[central]", "complex-step", "reverse(torch)",
-         "reverse(tensorflow)", "reverse(autograd)"]
+sys.path.insert(0, sys.argv[2])
+from memory import SWEEP_MODES as modes
 t = time.perf_counter()
 list(adlab.bench("rosenbrock", [1, 10, 100, 1000], modes, memory=memory, warn=False))
 print(time.perf_counter() - t)
@@ -192,8 +194,10 @@ print(time.perf_counter() - t)
 def m4(quick: bool) -> None:
     print("M4: a sweep's wall time with memory measured against without (fresh processes, "
           "in turn, each after a warm-up of adlab's cache)")  # fmt: skip
-    run = lambda on: float(subprocess.run([sys.executable, "-c", SWEEP, on], capture_output=True,  # noqa: E731
-                                          text=True, check=True).stdout.split()[-1])  # fmt: skip
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = lambda on: float(subprocess.run([sys.executable, "-c", SWEEP, on, here],  # noqa: E731
+                                          capture_output=True, text=True,
+                                          check=True).stdout.split()[-1])  # fmt: skip
     run("on")  # adlab's compiled programs cached: both arms load them alike
     pairs = 2 if quick else 4
     walls: dict[str, list[float]] = {"on": [], "off": []}
@@ -204,6 +208,32 @@ def m4(quick: bool) -> None:
     print(f"  with memory {on:.1f} s (runs {', '.join(f'{w:.1f}' for w in walls['on'])}); "
           f"without {off:.1f} s (runs {', '.join(f'{w:.1f}' for w in walls['off'])}); "
           f"ratio {on / off:.3f}")  # fmt: skip
+    # the walls swing with the machine's load more than memory adds: the seconds spent
+    # measuring it, clocked inside the same sweep, say what it adds
+    from adlab.engine.prepared import Prepared
+
+    measure, spent = Prepared.memory, []
+
+    def clocked(self):
+        start = time.perf_counter()
+        try:
+            return measure(self)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    Prepared.memory = clocked
+    try:
+        for _ in range(2):  # the first loads what this process has not yet
+            spent.clear()
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                list(adlab.bench("rosenbrock", [1, 10, 100, 1000], SWEEP_MODES, warn=False))
+            wall = time.perf_counter() - start
+            print(f"  in one process: {sum(spent):.2f} s of a {wall:.1f} s sweep measuring "
+                  f"memory ({len(spent)} points): {wall / (wall - sum(spent)):.3f}x")  # fmt: skip
+    finally:
+        Prepared.memory = measure
 
 
 M5_SWEEP = r"""
