@@ -4,10 +4,14 @@ Each series x n measured in both runs is judged by the test the findings use
 (``adlab.measure.findings.compare``): the intervals of the two medians, apart by more
 than the noise each run measured before it began (``env["noise"]``) times how much the
 machine's own speed moved between them (the ratio of the dispatch floors measured
-beside each point). As a crossover's verdict must, a verdict must hold at the next size
-of the same series too (at its largest size there is nothing to confirm with, and the
-verdict stands): a burst of load that spans one size's round robin of one run moves
-that size alone.
+beside each point). A burst of load that spans one size's round robin of one run moves
+that size alone, so, as a crossover's verdict must hold at the next size, a verdict here
+must be confirmed: by a neighbouring size of the same series (the one below or above), or
+by the series' own f, measured beside it in the same round robin (the series' time over
+f's must have moved the same way beyond the noise: a burst slows f too). A series measured
+at one size has nothing to confirm with, and its verdict stands. (An A/A pair of tiny
+sweeps on a loaded machine found "slower 2.1x" at the largest size alone, with f there
+2.7x slower: the findings, which let a verdict at the largest size stand, would keep it.)
 
 A row never silently compares unlike points: where the precision, framework,
 compilation, device or runtime of the two differs, the row says so, and so does the
@@ -44,8 +48,8 @@ class ComparedPoint:
         label, n: the series and the size.
         base_s, new_s: the median seconds per call in each run (None: not measured there).
         ratio: ``new_s / base_s`` (None unless both were measured).
-        significant: whether the two differ beyond the noise, confirmed by the next size
-            of the series (see the module docstring).
+        significant: whether the two differ beyond the noise, confirmed by a neighbouring
+            size of the series or by its f (see the module docstring).
         verdict: "faster 1.8x", "slower 1.3x", "same within noise" or "only in one run".
         note: how the two points differ besides their time ("float32 vs float64"), or
             why a point is in one run only ("skipped in new"); "" for none.
@@ -194,16 +198,36 @@ def _measured(run: Iterable[Record]) -> dict[tuple[str, int], Record]:
             if not r.skipped and r.median_s and math.isfinite(r.median_s)}  # fmt: skip
 
 
+def _noise(r: Record) -> float:
+    x = (r.env or {}).get("noise")
+    return float(x) if isinstance(x, int | float) and math.isfinite(x) and x > 0 else 0.0
+
+
+def _beside_f(a: Record, b: Record) -> int:
+    """+1 (-1) when ``b``'s time over its f's (``primal_s``, measured beside it in the same
+    round robin) is above (below) ``a``'s by more than the noise of either run; else 0. f
+    slowed by a burst of load as much as the series was says the machine moved, not it."""
+    if a.mode == "primal" or not (a.primal_s and b.primal_s):
+        return 0
+    x = (b.median_s / b.primal_s) / (a.median_s / a.primal_s)
+    margin = 1.0 + max(_noise(a), _noise(b))
+    return 1 if x > margin else -1 if x * margin < 1 else 0
+
+
 def _verdicts(base: dict, new: dict) -> dict[tuple[str, int], int]:
     """Each common point's verdict, new against base (-1 faster, +1 slower, 0 tied), kept
-    only where the next size of the series confirms it; at its largest size it stands."""
+    where a neighbouring size of the series (the one below or above) has it too, or where
+    the series moved against its f measured beside it (``_beside_f``); a series measured
+    at one size has nothing to confirm with, and its verdict stands."""
     raw = {key: compare(new[key], base[key]) for key in base if key in new}
     out = {}
     for label in dict.fromkeys(k[0] for k in raw):
         ns = sorted(n for lab, n in raw if lab == label)
-        for n, above in zip(ns, [*ns[1:], None], strict=True):
+        for i, n in enumerate(ns):
             v = raw[label, n]
-            out[label, n] = v if above is None or raw[label, above] == v else 0
+            near = [raw[label, m] for m in ns[max(i - 1, 0) : i + 2] if m != n]
+            lone = near and v not in near and _beside_f(base[label, n], new[label, n]) != v
+            out[label, n] = 0 if lone else v
     return out
 
 
