@@ -33,11 +33,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=(
             "Measure each mode at each size: compile time apart, warm-up, autorange, "
             "median and IQR over repeats, XLA's flops, the error against float64 reverse "
-            "mode. Prints a table (or --json / --csv) on stdout and a progress bar on stderr."
+            "mode, and each point's peak memory (and a reverse pass's residuals), measured "
+            "once after its repeats by the framework's own counter. Prints a table (or "
+            "--json / --csv) on stdout and a progress bar on stderr."
         ),
         epilog=(
             "modes: mode[scheme](options), e.g. forward, reverse, numeric[richardson], "
             "reverse(eager), numeric[central](numpy), complex-step(float32), reverse(torch), "
+            "reverse(torch,checkpoint=sqrt), "
             "forward(tensorflow), reverse(autograd), reverse(torch,jit). "
             "cases: " + "; ".join(f"{c.name}: {c.title}" for c in CASES.values())
         ),
