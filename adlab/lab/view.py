@@ -20,6 +20,8 @@ from .._vocab import AnyMode, Backend
 from ..engine.model.source import Model
 from ..plots import LabPlots
 from ..plots.bokehjs import publish_bokehjs
+from ..plots.page import write_report
+from ..report.runs import load
 from .choices import (
     checkpoint_row,
     composition_boxes,
@@ -170,7 +172,8 @@ class Lab(w.VBox):
         self.run_button = w.Button(description="Run", button_style="primary", icon="play")
         self.stop_button = w.Button(description="Stop", button_style="danger", icon="stop")
         self.export_button = w.Button(description="Export", icon="download",
-                                      tooltip="write the records as CSV and JSON")  # fmt: skip
+                                      tooltip="write the records as CSV and JSON, and a report "
+                                      "as HTML that opens offline")  # fmt: skip
         self.progress_bar = w.FloatProgress(value=0.0, min=0.0, max=1.0,
                                             layout=w.Layout(width="100%"))  # fmt: skip
         self.status_label = w.HTML(layout=w.Layout(width="100%"))
@@ -227,14 +230,16 @@ class Lab(w.VBox):
         s.observe(self._compile_shown, "show_compile")
 
     def _export_clicked(self, _button: w.Button) -> None:
-        try:
-            csv_path, json_path = self.state.export()
+        try:  # the run (CSV, JSON) and its report, an HTML file that opens offline
+            paths = self.state.export()
+            other = self.compared.run if self.compared else None
+            paths += (write_report(load(paths[1]), paths[1].with_suffix(".html"), other),)
         except OSError as exc:
             self.state.status = f"Export failed: {exc}"
             return
         here = Path.cwd()
-        a, b = (p.relative_to(here) if p.is_relative_to(here) else p for p in (csv_path, json_path))
-        self.state.status = f"Exported {len(self.state.results)} records to {a} and {b}."
+        a, b, c = (p.relative_to(here) if p.is_relative_to(here) else p for p in paths)
+        self.state.status = f"Exported {len(self.state.results)} records to {a}, {b} and {c}."
 
     # -------------------------------------------------------------- plots
     def _results_changed(self, _change: dict) -> None:

@@ -87,6 +87,8 @@ def test_export_writes_csv_and_json(tmp_path):
     run = adlab.load(jsons[0])  # the file adlab.save and adlab bench --save write
     assert run == lab.results and run.format == 1 and run.env["cpu"]
     assert "def f(" in run.source["normal_logpdf"]
+    report = jsons[0].with_suffix(".html")  # adlab report's page of it, beside
+    assert report.is_file() and "Machine and versions" in report.read_text()
 
 
 def test_a_model_with_changed_settings_keeps_them_in_the_editor():
