@@ -20,6 +20,19 @@ RSS_COUNTER = "the process's peak resident memory (Linux VmHWM), pages"
 _STATUS = "/proc/self/status"
 
 
+def of_wrt(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> Callable:
+    """``f`` as a function of ``inputs[i]`` for i in ``wrt`` alone, the others held: what a
+    framework's reverse mode differentiates, to count what its forward pass keeps."""
+
+    def g(*w: Any) -> Any:
+        args = list(inputs)
+        for i, a in zip(wrt, w, strict=True):
+            args[i] = a
+        return f(*args)
+
+    return g
+
+
 def traced_peak(run: Callable[[], Any]) -> float:
     """The most bytes ``run()`` held at once in Python's allocator, above what was held
     before (tracemalloc started for the call, unless the user had it running)."""

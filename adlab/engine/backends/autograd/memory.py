@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from autograd import make_vjp
 
-from .._memory_count import TRACEMALLOC, traced_growth
+from .._memory_count import TRACEMALLOC, of_wrt, traced_growth
 
 
 def _nbytes(tree: Any) -> int:
@@ -23,14 +23,8 @@ def _nbytes(tree: Any) -> int:
 
 
 def residuals(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, str]:
-    def of_wrt(*w: Any) -> Any:
-        args = list(inputs)
-        for i, a in zip(wrt, w, strict=True):
-            args[i] = a
-        return f(*args)
-
     def forward() -> Any:
         argnum = tuple(range(len(wrt))) if len(wrt) > 1 else 0
-        return make_vjp(of_wrt, argnum)(*(inputs[i] for i in wrt))
+        return make_vjp(of_wrt(f, inputs, wrt), argnum)(*(inputs[i] for i in wrt))
 
     return traced_growth(forward, lambda out: _nbytes(out[1])), f"{TRACEMALLOC}: held by the tape"

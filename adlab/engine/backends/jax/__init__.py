@@ -22,8 +22,8 @@ from .. import _loops, _namespace, _numpy_meaning, special
 from ..base import Backend, NotAnArray, Program
 from . import batch as _jax_batch
 from . import call as _jax_call
-from . import memory as _jax_memory
 from . import forward as jax_forward
+from . import memory as _jax_memory
 
 
 def _map(fn: Callable, xs: Any) -> Any:

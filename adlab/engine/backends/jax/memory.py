@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 
-from .._memory_count import RSS_COUNTER, rss_peak
+from .._memory_count import RSS_COUNTER, of_wrt, rss_peak
 
 XLA_COUNTER = "XLA's buffer assignment (temporaries + outputs)"
 DEVICE_COUNTER = "the device's peak_bytes_in_use (memory_stats)"
@@ -57,14 +57,8 @@ def peak(call: Callable[[Any], Any], x: Any, compiled: Any) -> tuple[float | Non
 def residuals(f: Callable, inputs: tuple, wrt: tuple[int, ...]) -> tuple[float, str]:
     from jax._src.ad_checkpoint import saved_residuals  # print_saved_residuals' own list
 
-    def of_wrt(*w: Any) -> Any:
-        args = list(inputs)
-        for i, a in zip(wrt, w, strict=True):
-            args[i] = a
-        return f(*args)
-
     total = 0
-    for aval, source in saved_residuals(of_wrt, *(inputs[i] for i in wrt)):
+    for aval, source in saved_residuals(of_wrt(f, inputs, wrt), *(inputs[i] for i in wrt)):
         if source.startswith("from the argument"):  # f's own arguments: not kept by it
             continue
         total += aval.size * aval.dtype.itemsize
