@@ -141,7 +141,7 @@ def _describe(run: Run) -> str:
 
 def facts(run: Run) -> dict[str, str]:
     """What a run's machine and versions are, flat, for ``differences``: the machine's
-    (cpu, cpus, memory, gpus, device), the system's, every framework's version, adlab's
+    (host, cpu, cpus, memory, gpus, device), the system's, every framework's version, adlab's
     and each JavaScript runtime the records ran in."""
     env = dict(run.env)
     first = (run[0].env if run else {}) or {}
@@ -157,6 +157,7 @@ def facts(run: Run) -> dict[str, str]:
         if key in first:
             versions.setdefault(key, str(first[key]))
     out = {
+        "host": env.get("host"),
         "cpu": env.get("cpu", first.get("cpu")),
         "cpus": env.get("cpus_usable", first.get("cpus_usable")),
         "memory": human_bytes(env["memory_bytes"]) if env.get("memory_bytes") else None,

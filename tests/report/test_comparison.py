@@ -106,5 +106,6 @@ def test_machines_and_versions_that_differ_are_named():
            "versions": {"jax": "0.9.0"}}  # fmt: skip
     result = adlab.compare_runs(run(BASE, "a"), run(BASE, "b", env=gpu))
     assert "cpu: Xeon -> EPYC" in result.differences
+    assert "host: box -> gpu-box" in result.differences
     assert "jax: 0.10.2 -> 0.9.0" in result.differences
     assert "differs: cpu: Xeon -> EPYC" in str(result)
