@@ -33,9 +33,15 @@ def reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
-def memory_fields(p: Any, notes: list[str]) -> dict[str, Any]:
+def memory_fields(p: Any, notes: list[str], over: bool = False) -> dict[str, Any]:
     """The record's memory fields from ``p.memory()``; where the counter failed, none,
-    and a note saying why (the timing stands)."""
+    and a note saying why (the timing stands). ``over``: the point's budget allowed it one
+    call only, and its memory would take another (every counter but a compiled program's
+    analysis watches a call): none, and a note, rather than doubling the point's time."""
+    if over:
+        notes.append("memory not measured: it would take one more call, past the budget "
+                     "(p.memory() measures it)")  # fmt: skip
+        return {}
     try:
         return p.memory()
     except Exception as exc:  # a counter's failure must not lose the point's timing

@@ -352,7 +352,8 @@ class _Run:
         compile_s = getattr(p, "cold_compile_s", p.compile_s)
         self.budget.add(v.label, n, timing.median_s, compile_s, timing.first_call_s, p.f_evals,
                         cached=cached)  # fmt: skip
-        if timing.repeats == 1 and timing.loops == 1 and self.repeats > 1:
+        over = timing.repeats == 1 and timing.loops == 1 and self.repeats > 1
+        if over:
             notes.append(
                 f"one call only: {seconds(timing.median_s)} per warm call leaves no time "
                 f"for repeats within the budget {seconds(self.budget.budget_s)}"
@@ -361,7 +362,7 @@ class _Run:
         bound = async_floor if pt.dispatch == "async" and async_floor else floor
         fields = pt.fields(timing, bound)
         if self.memory:  # once, outside the timed loop (the repeats are in)
-            fields.update(memory_fields(p, notes))
+            fields.update(memory_fields(p, notes, over and getattr(p, "compiled", None) is None))
             self.budget.add_memory(v.label, n, fields.get("peak_bytes"))  # the next size's
         if v.mode != "primal":
             # the reference compiles reverse (and forward) mode: after the timings

@@ -190,7 +190,9 @@ class TensorflowBackend(Backend):
 
     def residuals(self, f: Callable, inputs: tuple,
                   wrt: tuple[int, ...]) -> tuple[float | None, str]:  # fmt: skip
-        return _tf_memory.residuals(f, inputs, wrt)
+        # f under the rules its calls run in (_bind: TensorFlow's, else NumPy's behaviour)
+        return _tf_memory.residuals(lambda *a: self._bind(lambda _: f(*a), ())(None),
+                                    inputs, wrt)  # fmt: skip
 
     # ------------------------------------------------------- AD operators
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:

@@ -171,7 +171,8 @@ class TorchBackend(Backend):
 
     def residuals(self, f: Callable, inputs: tuple,
                   wrt: tuple[int, ...]) -> tuple[float | None, str]:  # fmt: skip
-        return _torch_memory.residuals(f, inputs, wrt)
+        # f with NumPy's meaning on tensors (x.size, slicing), as its calls run (_bind)
+        return _torch_memory.residuals(_torch_numpy.GUARD.around(f), inputs, wrt)
 
     # ------------------------------------------------------- AD operators
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
