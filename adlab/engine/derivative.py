@@ -40,7 +40,7 @@ from .model.precision import dtype_of, precision_scope
 from .model.source import Model, normalize_wrt
 from .model.userline import running_on
 from .modes import Spec, get_rule
-from .prepared import DerivativeInfo, Prepared, UntrustedWarning
+from .prepared import DerivativeInfo, Prepared, UntrustedWarning, measured_memory
 from .programs import memory as _memory
 from .programs import store as program_cache
 from .sparse import prepare_sparse
@@ -320,7 +320,7 @@ def derivative(
     if not full_output:
         return value
     return value, DerivativeInfo(err, p.f_evals, p.compile_s, p.step, trusted, note,
-                                 **p.memory())  # fmt: skip
+                                 **measured_memory(p))  # fmt: skip
 
 
 #: the note of a result that was not held to JAX's checked float64 derivative

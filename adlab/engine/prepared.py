@@ -84,6 +84,16 @@ class DerivativeInfo:
     memory_counter: str | None = None
 
 
+def measured_memory(p: Any) -> dict[str, Any]:
+    """``p.memory()``; where a counter failed, no figures and ``memory_counter`` saying why
+    ("not measured: ..."): a derivative's ``full_output`` must not fail for its memory."""
+    try:
+        return p.memory()
+    except Exception as exc:  # a counter's own failure: the derivative stands
+        return {"peak_bytes": None, "residual_bytes": None,
+                "memory_counter": f"not measured: {type(exc).__name__}: {exc}"}  # fmt: skip
+
+
 class Prepared:
     """A derivative compiled for one set of shapes: ``p(x)``, or ``p(x, *args)``.
 

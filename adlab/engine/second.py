@@ -20,7 +20,7 @@ from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .derivative import crosscheck, prepare, unchecked
 from .model.source import Model, normalize_wrt
 from .modes.hessian import NAMES, NESTING_BACKENDS, NotScalar, refusal
-from .prepared import DerivativeInfo, Prepared, UntrustedWarning
+from .prepared import DerivativeInfo, Prepared, UntrustedWarning, measured_memory
 from .sparse import prepare_sparse
 
 #: jax.hessian's composition: the default scheme of hessian and hvp
@@ -207,7 +207,7 @@ def _value(p: Any, full_output: bool, check: tuple | None = None, checked: bool 
     if not full_output:
         return value
     return value, DerivativeInfo(None, p.f_evals, p.compile_s, p.step, trusted, note,
-                                 **p.memory())  # fmt: skip
+                                 **measured_memory(p))  # fmt: skip
 
 
 def hessian(

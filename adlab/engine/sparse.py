@@ -33,7 +33,7 @@ from .model.args import cast_args
 from .model.precision import dtype_of, precision_scope
 from .model.source import Model
 from .modes.hessian import COMPOSITIONS, HVP_NAMES, NotScalar
-from .prepared import DerivativeInfo, Prepared
+from .prepared import DerivativeInfo, Prepared, measured_memory
 from .programs.memory import SizeError
 from .sparsity.coloring import Coloring, color_columns, color_rows, recovery, star_color
 from .sparsity.front import FrontRows, front_rows
@@ -191,7 +191,7 @@ class SparsePrepared:
     def info(self) -> DerivativeInfo:
         return DerivativeInfo(None, self.f_evals, self.compile_s, None, True, self.note,
                               colors=self.colors, nnz=self.nnz, via=self.via,
-                              **self.memory())  # fmt: skip
+                              **measured_memory(self))  # fmt: skip
 
     def __repr__(self) -> str:
         scheme = f"[{self.scheme}]" if self.scheme else ""

@@ -125,3 +125,15 @@ def test_pytorchs_profiler_leaves_the_users_stderr_alone(capfd) -> None:
     err = capfd.readouterr().err
     for notice in ("USDT:", "STAGE:", "CPUAllocator", "gpuGetDeviceCount"):
         assert notice not in err, err
+
+
+def test_a_failing_counter_leaves_the_derivative_and_says_why(monkeypatch) -> None:
+    def broken(self):
+        raise RuntimeError("no allocator statistics")
+
+    monkeypatch.setattr(adlab.Prepared, "memory", broken)
+    x = np.random.default_rng(5).normal(size=10)
+    value, info = adlab.derivative(_chain(2), x, full_output=True)
+    assert value.shape == (10,)
+    assert info.peak_bytes is None and info.residual_bytes is None
+    assert info.memory_counter == "not measured: RuntimeError: no allocator statistics"
