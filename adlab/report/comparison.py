@@ -6,12 +6,14 @@ than the noise each run measured before it began (``env["noise"]``) times how mu
 machine's own speed moved between them (the ratio of the dispatch floors measured
 beside each point). A burst of load that spans one size's round robin of one run moves
 that size alone, so, as a crossover's verdict must hold at the next size, a verdict here
-must be confirmed: by a neighbouring size of the same series (the one below or above), or
-by the series' own f, measured beside it in the same round robin (the series' time over
-f's must have moved the same way beyond the noise: a burst slows f too). A series measured
-at one size has nothing to confirm with, and its verdict stands. (An A/A pair of tiny
-sweeps on a loaded machine found "slower 2.1x" at the largest size alone, with f there
-2.7x slower: the findings, which let a verdict at the largest size stand, would keep it.)
+must be confirmed by a neighbouring size of the same series (the one below or above). A
+series measured at one size has nothing to confirm with, and its verdict stands. (An A/A
+pair of tiny sweeps on a loaded machine found "slower 2.1x" at the largest size alone, with
+f there 2.7x slower: the findings, which let a verdict at the largest size stand, would keep
+it. The series' own f, measured beside it, was tried as a confirmation and dropped: on a
+quiet machine an A/A pair read "slower 1.3x" at reverse's largest size, f unmoved, the size
+below faster: a JAX program's own swing between runs, its hand-off to a worker thread, is
+not the machine's, and f does not share it.)
 
 A row never silently compares unlike points: where the precision, framework,
 compilation, device or runtime of the two differs, the row says so, and so does the
@@ -204,22 +206,10 @@ def _noise(r: Record) -> float:
     return float(x) if isinstance(x, int | float) and math.isfinite(x) and x > 0 else 0.0
 
 
-def _beside_f(a: Record, b: Record) -> int:
-    """+1 (-1) when ``b``'s time over its f's (``primal_s``, measured beside it in the same
-    round robin) is above (below) ``a``'s by more than the noise of either run; else 0. f
-    slowed by a burst of load as much as the series was says the machine moved, not it."""
-    if a.mode == "primal" or not (a.primal_s and b.primal_s):
-        return 0
-    x = (b.median_s / b.primal_s) / (a.median_s / a.primal_s)
-    margin = 1.0 + max(_noise(a), _noise(b))
-    return 1 if x > margin else -1 if x * margin < 1 else 0
-
-
 def _verdicts(base: dict, new: dict) -> dict[tuple[str, int], int]:
     """Each common point's verdict, new against base (-1 faster, +1 slower, 0 tied), kept
-    where a neighbouring size of the series (the one below or above) has it too, or where
-    the series moved against its f measured beside it (``_beside_f``); a series measured
-    at one size has nothing to confirm with, and its verdict stands."""
+    where a neighbouring size of the series (the one below or above) has it too; a series
+    measured at one size has nothing to confirm with, and its verdict stands."""
     raw = {key: compare(new[key], base[key]) for key in base if key in new}
     out = {}
     for label in dict.fromkeys(k[0] for k in raw):
@@ -227,7 +217,7 @@ def _verdicts(base: dict, new: dict) -> dict[tuple[str, int], int]:
         for i, n in enumerate(ns):
             v = raw[label, n]
             near = [raw[label, m] for m in ns[max(i - 1, 0) : i + 2] if m != n]
-            lone = near and v not in near and _beside_f(base[label, n], new[label, n]) != v
+            lone = near and v not in near
             out[label, n] = 0 if lone else v
     return out
 

@@ -48,9 +48,11 @@ def test_one_row_per_series_and_n_with_words_and_groups():
 
 
 def test_a_verdict_at_one_size_alone_is_noise():
-    """A burst of load over one size's round robin moves that size alone: a verdict needs a
-    neighbouring size's, the largest size's too, or its f's; a series of one size keeps its
-    own."""
+    """A burst of load over one size's round robin moves that size alone, and so does a
+    program's own swing between runs (JAX's hand-off to its worker thread, bimodal): a
+    verdict needs a neighbouring size's, the largest size's too; a series of one size keeps
+    its own. Its f, measured beside it, does not confirm it: on a quiet machine an A/A pair
+    read "slower 1.3x" at reverse's largest size (22 -> 30 us, f unmoved, n = 1000 faster)."""
     new = {"reverse": {10: 2e-5, 100: 2e-5, 1000: 1e-4}, "forward": {10: 1e-5, 100: 1e-4,
                                                                      1000: 2e-3}}  # fmt: skip
     by = {(p.label, p.n): p for p in adlab.compare_runs(run(BASE, "a"), run(new, "b"))}
@@ -58,13 +60,9 @@ def test_a_verdict_at_one_size_alone_is_noise():
     assert by["forward", 1000].verdict == "same within noise"  # nor n = 100 this
     one = adlab.compare_runs(run({"f": {10: 1e-5}}, "a"), run({"f": {10: 2e-5}}, "b"))
     assert one[0].verdict == "slower 2x"
-    # its own f, measured beside it, confirms it: f did not move, so the machine did not
+    # f unmoved beside it does not make a lone verdict stand
     base, new = run(BASE, "a", primal_s=1e-5), run(new, "b", primal_s=1e-5)
     by = {(p.label, p.n): p for p in adlab.compare_runs(base, new)}
-    assert by["forward", 1000].verdict == "slower 2x"
-    # f slowed as much: a burst of load over that size's round robin
-    slowed = run({"forward": {10: 1e-5, 100: 1e-4, 1000: 2e-3}}, "b", primal_s=2e-5)
-    by = {(p.label, p.n): p for p in adlab.compare_runs(base, slowed)}
     assert by["forward", 1000].verdict == "same within noise"
 
 
