@@ -40,6 +40,9 @@ myst_heading_anchors = 3
 
 # the stored outputs of docs/render_tutorials.py are shown as they are; nothing runs here
 nb_execution_mode = "off"
+# the tutorials' rendered copies (docs/render_tutorials.py) are notebooks with outputs, kept
+# apart from the .ipynb files, which the project commits without outputs
+nb_custom_formats = {".nbjson": ["nbformat.reads", {"as_version": 4}]}
 nb_merge_streams = True
 
 autodoc_member_order = "bysource"

@@ -1,4 +1,4 @@
-"""Run the tutorials and store their outputs for the docs, in ``docs/tutorials/NAME.ipynb``.
+"""Run the tutorials and store their outputs for the docs, in ``docs/tutorials/NAME.nbjson``.
 
     python docs/render_tutorials.py                 # every notebook in notebooks/
     python docs/render_tutorials.py 00_quickstart   # one
@@ -19,6 +19,7 @@ by the browser test.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -68,8 +69,14 @@ def _stored(outputs: list) -> list:
     return kept
 
 
+#: a markdown link to another tutorial, ``](NN_name.ipynb)`` or ``...ipynb#anchor)``
+_SIBLING = re.compile(r"\]\((\d\d_\w+)\.ipynb([)#])")
+
+
 def render(name: str) -> float:
-    """Run notebooks/NAME.ipynb and write docs/tutorials/NAME.ipynb; returns the seconds."""
+    """Run notebooks/NAME.ipynb and write docs/tutorials/NAME.nbjson (a notebook, outputs
+    and all, under its own suffix: the project's .ipynb files are committed without
+    outputs, and these copies are what the docs show); returns the seconds."""
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     env_quick = os.environ.pop("ADLAB_QUICK", None)
     start = time.perf_counter()
@@ -84,6 +91,8 @@ def render(name: str) -> float:
         if cell.cell_type == "code":
             cell.outputs = _stored(cell.outputs)
             cell.execution_count = None
+        else:  # a link to another tutorial: to its rendered copy
+            cell.source = _SIBLING.sub(r"](\1.nbjson\2", cell.source)
     nb.metadata.pop("widgets", None)
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     note = (f"```{{note}}\nThe outputs below are from a run on {when}, on {machine()}, "
@@ -92,7 +101,7 @@ def render(name: str) -> float:
     title = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1) + 1
     nb.cells.insert(title, nbformat.v4.new_markdown_cell(note))
     OUT.mkdir(exist_ok=True)
-    nbformat.write(nb, OUT / f"{name}.ipynb")
+    nbformat.write(nb, OUT / f"{name}.nbjson")
     return took
 
 

@@ -75,7 +75,7 @@ def test_the_docs_build_with_warnings_as_errors_and_hold_every_page(built):
     for page in PAGES:
         assert (built / f"{page}.html").is_file(), page
     for notebook in (ROOT / "notebooks").glob("*.ipynb"):
-        rendered = DOCS / "tutorials" / notebook.name
+        rendered = DOCS / "tutorials" / f"{notebook.stem}.nbjson"
         if rendered.exists():
             assert (built / "tutorials" / f"{notebook.stem}.html").is_file(), notebook.name
 
