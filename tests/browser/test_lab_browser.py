@@ -262,6 +262,20 @@ def wait_for_kernel_idle(page, timeout: float) -> None:
     wait_until("the kernel to be idle", idle, timeout=timeout, every=0.5)
 
 
+def open_and_run_lab(page, url: str):
+    """Open the notebook at ``url``, run all its cells from the Run menu, and return the
+    Lab's output (a Playwright locator) once it is drawn."""
+    page.goto(url, timeout=90_000)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+    wait_for_kernel_idle(page, timeout=120)
+    page.locator(".lm-MenuBar-item", has_text="Run").click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
+    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
+    lab.wait_for(timeout=REACT_S * 1000)
+    return lab
+
+
 def run_all_finished(page) -> bool:
     """True once some cell has run and none is queued or running (a failed cell stops the rest)."""
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()

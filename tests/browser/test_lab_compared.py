@@ -22,8 +22,7 @@ from .test_lab_browser import (
     REACT_S,
     assert_rendered_cleanly,
     lab_server,  # noqa: F401 - the fixture
-    run_all_finished,
-    wait_for_kernel_idle,
+    open_and_run_lab,
     wait_until,
     watch_status,
 )
@@ -76,14 +75,7 @@ def compared_notebook(notebooks_copy: Path) -> Path:
 def test_the_lab_draws_a_saved_run_dashed_and_compares_it(compared_notebook, lab_server,  # noqa: F811
                                                           browser_page, screenshots):  # fmt: skip
     page, console = browser_page
-    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-    wait_for_kernel_idle(page, timeout=120)
-    page.locator(".lm-MenuBar-item", has_text="Run").click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
-    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
-    lab.wait_for(timeout=REACT_S * 1000)
+    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
 
     def overlaid() -> dict | None:
         seen = page.evaluate(_OVERLAY_JS)

@@ -26,8 +26,8 @@ from .test_lab_browser import (
     assert_rendered_cleanly,
     lab_server,  # noqa: F401 - the fixture
     legend_labels,
+    open_and_run_lab,
     open_tab,
-    run_all_finished,
     wait_for_kernel_idle,
     wait_until,
     watch_status,
@@ -78,14 +78,7 @@ def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, brow
     page, console = browser_page
     frameworks = ["js", "tfjs"]
 
-    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-    wait_for_kernel_idle(page, timeout=120)
-    page.locator(".lm-MenuBar-item", has_text="Run").click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
-    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
-    lab.wait_for(timeout=REACT_S * 1000)
+    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
 
     # the page has said hello: the Lab's line names the browser and WebGL's renderer
     where = lab.locator(".adlab-where")
@@ -165,14 +158,7 @@ def test_tfjs_on_webgl_in_the_page_says_it_is_software(javascript_notebook, lab_
     """TF.js's device choice set to webgl: the series runs on WebGL in the page, and its
     records say the renderer is software (SwiftShader in headless Chromium)."""
     page, console = browser_page
-    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-    wait_for_kernel_idle(page, timeout=120)
-    page.locator(".lm-MenuBar-item", has_text="Run").click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
-    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
-    lab.wait_for(timeout=REACT_S * 1000)
+    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
     where = lab.locator(".adlab-where")
     wait_until("the page's hello", lambda: "run in this page" in where.inner_text(),
                timeout=REACT_S)  # fmt: skip

@@ -24,8 +24,7 @@ from .test_lab_browser import (
     REACT_S,
     assert_rendered_cleanly,
     lab_server,  # noqa: F401 - the fixture
-    run_all_finished,
-    wait_for_kernel_idle,
+    open_and_run_lab,
     wait_until,
     watch_status,
 )
@@ -75,14 +74,7 @@ def test_run_and_both_plots_fit_the_window_and_memory_draws_js_and_python(layout
         lab_server, browser_page, screenshots):  # noqa: F811  # fmt: skip
     page, console = browser_page
     page.set_viewport_size(WINDOW)
-    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-    wait_for_kernel_idle(page, timeout=120)
-    page.locator(".lm-MenuBar-item", has_text="Run").click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-    wait_until("the cell to finish", lambda: run_all_finished(page), timeout=180)
-    lab = page.locator(".jp-OutputArea-output", has=page.locator(".adlab-editor")).first
-    lab.wait_for(timeout=REACT_S * 1000)
+    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
     where = lab.locator(".adlab-where")
     wait_until("the page's hello", lambda: "run in this page" in where.inner_text(),
                timeout=REACT_S)  # fmt: skip
