@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -121,6 +122,18 @@ def test_the_frameworks_page_and_the_api_page_follow_the_source(built):
     api = (built / "api.html").read_text()
     for name in adlab.__all__:
         assert f'id="adlab.{name}"' in api, f"adlab.{name} is not in the API reference"
+
+
+@pytest.mark.slow
+def test_the_api_page_shows_no_private_parameter(built):
+    # what autodoc drew for every signature on the page (tests/docs/test_api_signatures.py
+    # holds inspect.signature itself): a Model once showed _functions, _setup, ...
+    api = (built / "api.html").read_text()
+    params = re.findall(r'<em class="sig-param">(.*?)</em>', api, re.S)
+    shown = [re.sub(r"<[^>]+>", "", p) for p in params]
+    assert shown, "no parameters found on the API page: the check would pass on nothing"
+    private = [p for p in shown if p.lstrip("*").startswith("_")]
+    assert not private, f"the API page shows private parameters: {private}"
 
 
 def test_the_frameworks_table_is_read_from_the_facts():

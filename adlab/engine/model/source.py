@@ -318,6 +318,18 @@ class Model:
         return f"Model({self.name!r}, wrt={self.wrt!r}{extra})"
 
 
+def _without_private(signature: inspect.Signature) -> inspect.Signature:
+    """signature less the parameters whose names start with ``_``."""
+    public = [p for p in signature.parameters.values() if not p.name.startswith("_")]
+    return signature.replace(parameters=public)
+
+
+# help(), Jupyter's shift-tab and the API page show what a user reads; the fields adlab fills
+# itself (from_source, from_function) stay in __init__ but out of the signatures they show
+Model.__signature__ = _without_private(inspect.signature(Model))
+Model.__init__.__signature__ = _without_private(inspect.signature(Model.__init__))
+
+
 def _refuse_own_imports(tree: ast.Module, filename: str) -> None:
     """A model that imports its own np, or imports or calls torch, tensorflow, jax or
     autograd itself, is refused at that line: adlab binds np to the framework that runs
