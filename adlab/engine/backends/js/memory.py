@@ -6,7 +6,7 @@ arrays its driver (``runtime.js``) makes per call: the Jacobian a JVP per column
 or a VJP per row fills, the stencil's values of finite differences. That sum is
 the peak; the arguments and the constants, held before the call, are not in it.
 A reverse-mode program's tape is the buffers its forward equations write and its
-transposed ones read (``emit.Buffers``). Nothing is asked of the runtime: the
+backward ones read (``code.Buffers``). Nothing is asked of the runtime: the
 figures are the same in Node and in the Lab's page.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .emit import ITEMSIZE
+from .code import ITEMSIZE
 
 #: what the records say of the count
 COUNTER = ("the emitted program's own buffers (Float64Array, 8 bytes a value; its "

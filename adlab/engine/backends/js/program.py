@@ -23,7 +23,8 @@ import numpy as np
 
 from ...._vocab import ModelError
 from ...model.precision import precision_scope
-from .emit import Buffers, emit
+from .code import Buffers
+from .emit import emit
 from .node import JsError, decode, encode
 from .transport import current
 
@@ -48,12 +49,10 @@ def _traced(f: Callable, args: tuple, wrt: int, driver: str) -> Callable:
         return lambda x: f(*new[:wrt], x, *new[wrt + 1 :])
 
     n = len(leaves)
-    if driver == "grad":
-        return lambda *flat: jax.grad(f, argnums=wrt)(*rebuilt(flat))
+    if driver in ("grad", "rows"):  # the cotangent last: what the backward equations read
+        return lambda *flat: jax.vjp(at_x(flat[:n]), rebuilt(flat[:n])[wrt])[1](flat[n])[0]
     if driver == "columns":
         return lambda *flat: jax.jvp(at_x(flat[:n]), (rebuilt(flat[:n])[wrt],), (flat[n],))[1]
-    if driver == "rows":
-        return lambda *flat: jax.vjp(at_x(flat[:n]), rebuilt(flat[:n])[wrt])[1](flat[n])[0]
     return lambda *flat: f(*rebuilt(flat))  # once, numeric, g9: f itself
 
 
@@ -67,14 +66,17 @@ def emitted(f: Callable, args: tuple, wrt: int, driver: str,
 
 def counted(f: Callable, args: tuple, wrt: int, driver: str,
             files: frozenset[str] = frozenset()) -> tuple[str, list, tuple, Buffers]:  # fmt: skip
-    """``emitted``'s, and what the program's own buffers hold (``emit.Buffers``)."""
+    """``emitted``'s, and what the program's own buffers hold (``code.Buffers``)."""
     leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
     x_shape = leaves[len(jax.tree_util.tree_leaves(args[:wrt]))].shape
     with precision_scope("float64"):
         out_shape = tuple(jax.eval_shape(lambda *a: f(*a), *args).shape)
-        extra = {"columns": [np.zeros(x_shape)], "rows": [np.zeros(out_shape)]}.get(driver, [])
+        extra = {"columns": [np.zeros(x_shape)], "rows": [np.zeros(out_shape)],
+                 "grad": [np.zeros(out_shape)]}.get(driver, [])  # fmt: skip
         closed = jax.make_jaxpr(_traced(f, args, wrt, driver))(*leaves, *extra)
-    source, consts, _, buffers = emit(closed, files or files_of(f))
+    # a gradient's cotangent is 1, held in the program; a VJP per row takes it
+    cotangent = {"grad": "one", "rows": "input"}.get(driver)
+    source, consts, _, buffers = emit(closed, files or files_of(f), cotangent)
     return source, consts, out_shape, buffers
 
 

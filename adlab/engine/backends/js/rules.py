@@ -1,7 +1,7 @@
 """How each JAX primitive is written in JavaScript: one rule per primitive, as data.
 
-A rule ``rule(prog, eqn, ins) -> outs`` appends loops to ``prog`` (an
-``emit.Program``) that fill fresh buffers, or returns its operand under a new
+A rule ``rule(prog, eqn, ins) -> outs`` appends loops to ``prog`` (a
+``code.Code``) that fill fresh buffers, or returns its operand under a new
 shape where the bytes do not move (reshape, squeeze). Loops index row-major
 arrays with the strides worked out here, at translation time, so the emitted
 code has only constants and loop counters in it.
@@ -9,15 +9,16 @@ code has only constants and loop counters in it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .emit import Program, Val
+from .code import Code, Val
 
-Rule = Callable[[Program, Any, list[Val]], list[Val]]
+Rule = Callable[[Code, Any, list[Val]], list[Val]]
 RULES: dict[str, Rule] = {}
 #: the primitives that take fused operands, and which: ``fuses(eqn, var)`` says whether
 #: ``eqn`` reads ``var`` element by element in its own loop's order
@@ -55,22 +56,22 @@ def block(lines: list[str]) -> list[str]:
 
 
 def read(v: Val, index: str) -> str:
-    return v.name if v.literal else f"{v.name}[{index}]"
+    return v.name if v.literal else v.index(index)
 
 
-def out(prog: Program, eqn: Any, k: int = 0) -> Val:
+def out(prog: Code, eqn: Any, k: int = 0) -> Val:
     aval = eqn.outvars[k].aval
     return prog.fresh(tuple(aval.shape), aval.dtype)
 
 
-def shaped(prog: Program, v: Val, shape: tuple[int, ...], dtype: Any = None) -> Val:
+def shaped(prog: Code, v: Val, shape: tuple[int, ...], dtype: Any = None) -> Val:
     """``v`` seen with another shape (row-major order kept: no bytes move)."""
     dtype = np.dtype(dtype if dtype is not None else v.dtype)
     if v.literal and shape != ():
         buf = prog.fresh(shape, dtype)
         prog.emit(f"{buf.name}.fill({v.name});")
         return buf
-    return Val(v.name, tuple(shape), dtype, v.literal)
+    return dataclasses.replace(v, shape=tuple(shape), dtype=dtype)
 
 
 def rule(*names: str):
@@ -86,7 +87,7 @@ def rule(*names: str):
 def elementwise(name: str, template: Callable[..., str]) -> None:
     """``name`` as ``out[i] = template(operands at i, eqn)``, one loop."""
 
-    def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    def fn(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
         aval = eqn.outvars[0].aval
         shape, size = tuple(aval.shape), math.prod(aval.shape)
         flat = all(v.literal or v.size == 1 or v.shape == shape for v in ins)
@@ -98,7 +99,9 @@ def elementwise(name: str, template: Callable[..., str]) -> None:
             expr = template(*[v.at("i", size) for v in ins], eqn=eqn, ins=ins)
             if size > 1 and prog.fuses(eqn.outvars[0]):  # computed in its consumer's loop
                 t = prog.temp()
-                return [Val(t, shape, np.dtype(aval.dtype), lines=(*pre, f"const {t} = {expr};"))]
+                reads = frozenset().union(*(v.buffers for v in ins))
+                return [Val(t, shape, np.dtype(aval.dtype), lines=(*pre, f"const {t} = {expr};"),
+                            reads=reads)]  # fmt: skip
             o = out(prog, eqn)
             loop = "const i = 0;" if size == 1 else f"for (let i = 0; i < {size}; i++)"
             prog.emit(f"{{ {loop} {{ {' '.join(pre)} {o.name}[i] = {expr}; }} }}")
@@ -197,7 +200,7 @@ elementwise("select_n", _select)
 
 
 @rule("convert_element_type")
-def _convert(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _convert(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     (a,), new = ins, np.dtype(eqn.params["new_dtype"])
     if new == np.bool_ and a.dtype != np.bool_:
         template = "({} !== 0 ? 1 : 0)"
@@ -216,13 +219,13 @@ def _convert(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 # -------------------------------------------------------- moves in place
 @rule("reshape", "squeeze", "expand_dims", "copy", "copy_p", "stop_gradient",
       "optimization_barrier")  # fmt: skip
-def _same_bytes(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _same_bytes(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     return [shaped(prog, a, tuple(v.aval.shape), v.aval.dtype)
             for a, v in zip(ins, eqn.outvars, strict=False)]  # fmt: skip
 
 
 # ------------------------------------------------------------- gathers
-def copy_from(prog: Program, o: Val, a: Val, terms: list[tuple[str, int]], base: int = 0) -> None:
+def copy_from(prog: Code, o: Val, a: Val, terms: list[tuple[str, int]], base: int = 0) -> None:
     """``o`` in row-major order, element (c0, c1, ...) read at ``offset(terms, base)`` of ``a``."""
     if a.literal or a.size == 1:
         prog.emit(f"{o.name}.fill({read(a, '0')});")
@@ -231,13 +234,14 @@ def copy_from(prog: Program, o: Val, a: Val, terms: list[tuple[str, int]], base:
     prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = {src};"])]))
 
 
-def lazy(prog: Program, eqn: Any, expr: str) -> list[Val] | None:
+def lazy(prog: Code, eqn: Any, expr: str, a: Val) -> list[Val] | None:
     """The output as ``expr`` of the consumer's loop counter ``i`` (no buffer, no loop of
-    its own), where its one consumer fuses it; else None."""
+    its own; it reads ``a``), where its one consumer fuses it; else None."""
     if not prog.fuses(eqn.outvars[0], everywhere=True):  # a load: as cheap in each loop
         return None
     aval = eqn.outvars[0].aval
-    return [Val(f"({expr})", tuple(aval.shape), np.dtype(aval.dtype), lines=())]
+    return [Val(f"({expr})", tuple(aval.shape), np.dtype(aval.dtype), lines=(),
+                reads=a.buffers)]  # fmt: skip
 
 
 def _flat_rows(shape: tuple[int, ...], config: list[tuple[int, int, int]]) -> bool:
@@ -247,10 +251,10 @@ def _flat_rows(shape: tuple[int, ...], config: list[tuple[int, int, int]]) -> bo
 
 
 @rule("broadcast_in_dim")
-def _broadcast(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _broadcast(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a = ins[0]
     if a.size == 1:  # a scalar everywhere
-        fused = lazy(prog, eqn, a.at("0"))
+        fused = lazy(prog, eqn, a.at("0"), a)
         if fused:
             return fused
     o = out(prog, eqn)
@@ -261,7 +265,7 @@ def _broadcast(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 
 @rule("transpose")
-def _transpose(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _transpose(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a, o = ins[0], out(prog, eqn)
     st = strides(a.shape)
     copy_from(prog, o, a, [(f"c{d}", st[p]) for d, p in enumerate(eqn.params["permutation"])])
@@ -269,7 +273,7 @@ def _transpose(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 
 @rule("slice")
-def _slice(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _slice(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a = ins[0]
     st, start = strides(a.shape), eqn.params["start_indices"]
     step = eqn.params["strides"] or (1,) * len(a.shape)
@@ -277,7 +281,7 @@ def _slice(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
     limit = eqn.params["limit_indices"]
     cut = [(start[d], a.shape[d] - limit[d], step[d] - 1) for d in range(len(st))]
     if not a.literal and _flat_rows(a.shape, cut):  # x[1:], x[:-1]: read in place
-        fused = lazy(prog, eqn, f"{a.name}[i + {base}]")
+        fused = lazy(prog, eqn, a.index(f"i + {base}"), a)
         if fused:
             return fused
     o = out(prog, eqn)
@@ -286,7 +290,7 @@ def _slice(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 
 @rule("rev")
-def _rev(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _rev(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a, o = ins[0], out(prog, eqn)
     st, dims = strides(a.shape), set(eqn.params["dimensions"])
     terms = [(f"c{d}", -st[d] if d in dims else st[d]) for d in range(len(st))]
@@ -295,7 +299,7 @@ def _rev(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
     return [o]
 
 
-def _pieces(prog: Program, a: Val, outs: list[Val], axis: int) -> None:
+def _pieces(prog: Code, a: Val, outs: list[Val], axis: int) -> None:
     """Consecutive slices of ``a`` along ``axis`` into ``outs`` (split, unstack)."""
     st, at = strides(a.shape), 0
     for o in outs:
@@ -307,20 +311,20 @@ def _pieces(prog: Program, a: Val, outs: list[Val], axis: int) -> None:
 
 
 @rule("split")
-def _split(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _split(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     outs = [out(prog, eqn, k) for k in range(len(eqn.outvars))]
     _pieces(prog, ins[0], outs, eqn.params["axis"])
     return outs
 
 
 @rule("unstack")
-def _unstack(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _unstack(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     outs = [out(prog, eqn, k) for k in range(len(eqn.outvars))]
     _pieces(prog, ins[0], outs, eqn.params["axis"])
     return outs
 
 
-def _place(prog: Program, o: Val, parts: list[Val], axis: int) -> None:
+def _place(prog: Code, o: Val, parts: list[Val], axis: int) -> None:
     """``parts`` laid side by side along ``axis`` of ``o`` (concatenate, stack)."""
     st, at = strides(o.shape), 0
     for a in parts:
@@ -333,28 +337,28 @@ def _place(prog: Program, o: Val, parts: list[Val], axis: int) -> None:
 
 
 @rule("concatenate")
-def _concatenate(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _concatenate(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     o = out(prog, eqn)
     _place(prog, o, ins, eqn.params["dimension"])
     return [o]
 
 
 @rule("stack")
-def _stack(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _stack(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     o = out(prog, eqn)
     _place(prog, o, ins, eqn.params["axis"])
     return [o]
 
 
 @rule("pad")
-def _pad(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _pad(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     (a, value) = ins
     config = eqn.params["padding_config"]
     lo = config[0][0] if config else 0
     if not a.literal and _flat_rows(a.shape, config) and lo >= 0 and config[0][1] >= 0:
         first = lo * math.prod(a.shape[1:])  # the gradient of x[1:]: zeros around x
         fused = lazy(prog, eqn, f"i >= {first} && i < {first + a.size} ? "
-                                f"{a.name}[i - {first}] : {read(value, '0')}")  # fmt: skip
+                                f"{a.index(f'i - {first}')} : {read(value, '0')}", a)  # fmt: skip
         if fused:
             return fused
     o = out(prog, eqn)
@@ -372,12 +376,8 @@ def _pad(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 
 @rule("iota")
-def _iota(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _iota(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     o = out(prog, eqn)
     line = f"{o.name}[k++] = c{eqn.params['dimension']};"
     prog.emit(*block(["let k = 0;", *nest(o.shape, [line])]))
     return [o]
-
-
-# the rules that sum over, or index by, the operands' values: their own file
-from . import rules_sums  # noqa: E402, F401  (registers them)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .emit import Program, Val
+from .code import Code, Val
 from .rules import FUSES, RULES, block, copy_from, nest, offset, out, read, rule, strides
 
 
@@ -16,7 +16,7 @@ def _everything(eqn: Any, var: Any) -> bool:
 
 # ----------------------------------------------------------- reductions
 def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
-    def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    def fn(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
         a, o = ins[0], out(prog, eqn)
         axes = set(eqn.params["axes"])
         kept = [d for d in range(len(a.shape)) if d not in axes]
@@ -30,7 +30,7 @@ def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
     RULES[name] = fn
 
 
-def _sum_all(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _sum_all(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     """A sum of every element, in one loop with what is fused into it."""
     a, o = ins[0], out(prog, eqn)
     if a.lines is None:
@@ -52,7 +52,7 @@ reduction("reduce_min", "Infinity", lambda acc, v: f"Math.min({acc}, {v})")
 def cumulative(name: str, update: Callable[[str, str], str]) -> None:
     """A running reduction along ``axis`` (``reverse``: from the end)."""
 
-    def fn(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+    def fn(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
         a, o = ins[0], out(prog, eqn)
         axis, rev = eqn.params["axis"], eqn.params["reverse"]
         st, n = strides(a.shape), a.shape[axis]
@@ -60,11 +60,11 @@ def cumulative(name: str, update: Callable[[str, str], str]) -> None:
         base = offset([(f"c{k}", st[d]) for k, d in enumerate(others)])
         j = f"{n - 1} - t" if rev else "t"
         first = f"b + {(n - 1) * st[axis] if rev else 0}"
-        body = [f"const b = {base};", f"let acc = {a.name}[{first}];",
+        body = [f"const b = {base};", f"let acc = {a.index(first)};",
                 f"{o.name}[{first}] = acc;",
                 f"for (let t = 1; t < {n}; t++) {{",
                 f"  const at = b + ({j}) * {st[axis]};",
-                f"  acc = {update('acc', f'{a.name}[at]')};",
+                f"  acc = {update('acc', a.index('at'))};",
                 f"  {o.name}[at] = acc;", "}"]  # fmt: skip
         if n:
             prog.emit(*block(nest(tuple(a.shape[d] for d in others), body)))
@@ -80,7 +80,7 @@ cumulative("cummin", lambda acc, v: f"Math.min({acc}, {v})")
 
 
 @rule("dot_general")
-def _dot(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _dot(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     """Loops over (batch, lhs free, rhs free), an inner sum over the contracted dims."""
     (lhs, rhs), o = ins, out(prog, eqn)
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
@@ -122,7 +122,7 @@ def _index_reads(idx: Val, coords: list[str], count: int) -> list[str]:
 
 
 @rule("gather")
-def _gather(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _gather(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     """XLA's gather with JAX's layout (the index vector last), clamped into bounds
     (``clip``, ``promise_in_bounds``) or filled (``fill``) as its mode says."""
     (a, idx), o = ins, out(prog, eqn)
@@ -154,7 +154,7 @@ def _gather(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
 
 
 @rule("scatter-add", "scatter_add")
-def _scatter_add(prog: Program, eqn: Any, ins: list[Val]) -> list[Val]:
+def _scatter_add(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     """XLA's scatter with addition: the operand, each update added at its index (an
     update out of bounds clamped for ``clip``, else dropped, as XLA does)."""
     (a, idx, upd), o = ins, out(prog, eqn)

@@ -25,7 +25,8 @@ from ...model.precision import precision_scope
 from ..js.node import encode
 from ..js.program import JsFunction, Loaded, files_of
 from ..js.transport import current
-from .translate import Translation, tf_dtype, translate
+from .code import tf_dtype
+from .translate import Translation, translate
 
 #: the drivers of ``runtime_tfjs.js``, by JsFunction's driver names
 DRIVERS = {"once": "tfjs_once", "grad": "tfjs_grad", "rows": "tfjs_rows",

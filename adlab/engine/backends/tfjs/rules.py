@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .translate import Translation, Val, tf_dtype
+from .code import Code, Val, tf_dtype
 
-Rule = Callable[[Translation, Any, list[Val]], Any]
+Rule = Callable[[Code, Any, list[Val]], Any]
 RULES: dict[str, Rule] = {}
 
 
@@ -75,7 +75,7 @@ def _trunc(expr: str) -> str:
 
 
 @rule("div")
-def _div(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _div(t: Code, eqn: Any, ins: list[Val]) -> str:
     a, b = ins
     if a.dtype != "int32":
         return f"tf.div({a.name}, {b.name})"
@@ -85,7 +85,7 @@ def _div(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("rem")
-def _rem(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _rem(t: Code, eqn: Any, ins: list[Val]) -> str:
     a, b = ins
     if a.dtype != "float32":
         raise t.uncovered(eqn, "on integers")
@@ -94,12 +94,12 @@ def _rem(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("exp2")
-def _exp2(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _exp2(t: Code, eqn: Any, ins: list[Val]) -> str:
     return f"tf.pow(tf.scalar(2), {ins[0].name})"
 
 
 @rule("integer_pow")
-def _integer_pow(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _integer_pow(t: Code, eqn: Any, ins: list[Val]) -> str:
     a, y = ins[0].name, int(eqn.params["y"])
     if y == 0:
         return f"tf.onesLike({a})"
@@ -115,7 +115,7 @@ def _integer_pow(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("and", "or", "not")
-def _logical(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _logical(t: Code, eqn: Any, ins: list[Val]) -> str:
     if any(v.dtype != "bool" for v in ins):
         raise t.uncovered(eqn, "bitwise, on integers")
     fn = {"and": "logicalAnd", "or": "logicalOr", "not": "logicalNot"}[eqn.primitive.name]
@@ -123,7 +123,7 @@ def _logical(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("select_n")
-def _select(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _select(t: Code, eqn: Any, ins: list[Val]) -> str:
     pred, *cases = ins
     if len(cases) == 2:
         cond = pred.name if pred.dtype == "bool" else f"tf.cast({pred.name}, 'bool')"
@@ -135,13 +135,13 @@ def _select(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("clamp")
-def _clamp(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _clamp(t: Code, eqn: Any, ins: list[Val]) -> str:
     lo, x, hi = ins
     return f"tf.minimum(tf.maximum({x.name}, {lo.name}), {hi.name})"
 
 
 @rule("convert_element_type")
-def _convert(t: Translation, eqn: Any, ins: list[Val]) -> Any:
+def _convert(t: Code, eqn: Any, ins: list[Val]) -> Any:
     new = tf_dtype(eqn.params["new_dtype"])
     if new == ins[0].dtype:
         return ins[0]
@@ -151,24 +151,24 @@ def _convert(t: Translation, eqn: Any, ins: list[Val]) -> Any:
 
 
 @rule("stop_gradient")
-def _stop(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _stop(t: Code, eqn: Any, ins: list[Val]) -> str:
     return f"H.stop({ins[0].name})"
 
 
 @rule("copy", "copy_p", "optimization_barrier", "reduce_precision")
-def _same(t: Translation, eqn: Any, ins: list[Val]) -> list[Val]:
+def _same(t: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     return list(ins[: len(eqn.outvars)])
 
 
 # ------------------------------------------------------------- shapes
 @rule("reshape", "squeeze", "expand_dims")
-def _reshape(t: Translation, eqn: Any, ins: list[Val]) -> Any:
+def _reshape(t: Code, eqn: Any, ins: list[Val]) -> Any:
     shape = out_shape(eqn)
     return ins[0] if shape == ins[0].shape else f"tf.reshape({ins[0].name}, {js(shape)})"
 
 
 @rule("broadcast_in_dim")
-def _broadcast(t: Translation, eqn: Any, ins: list[Val]) -> Any:
+def _broadcast(t: Code, eqn: Any, ins: list[Val]) -> Any:
     a, shape = ins[0], out_shape(eqn)
     inter = [1] * len(shape)
     for k, d in enumerate(eqn.params["broadcast_dimensions"]):
@@ -180,17 +180,17 @@ def _broadcast(t: Translation, eqn: Any, ins: list[Val]) -> Any:
 
 
 @rule("transpose")
-def _transpose(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _transpose(t: Code, eqn: Any, ins: list[Val]) -> str:
     return f"tf.transpose({ins[0].name}, {js(eqn.params['permutation'])})"
 
 
 @rule("rev")
-def _rev(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _rev(t: Code, eqn: Any, ins: list[Val]) -> str:
     return f"tf.reverse({ins[0].name}, {js(eqn.params['dimensions'])})"
 
 
 @rule("slice")
-def _slice(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _slice(t: Code, eqn: Any, ins: list[Val]) -> str:
     a = ins[0]
     start, limit = eqn.params["start_indices"], eqn.params["limit_indices"]
     steps = eqn.params["strides"] or (1,) * len(start)
@@ -204,17 +204,17 @@ def _slice(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("concatenate")
-def _concatenate(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _concatenate(t: Code, eqn: Any, ins: list[Val]) -> str:
     return f"tf.concat([{', '.join(v.name for v in ins)}], {eqn.params['dimension']})"
 
 
 @rule("stack")
-def _stack(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _stack(t: Code, eqn: Any, ins: list[Val]) -> str:
     return f"tf.stack([{', '.join(v.name for v in ins)}], {eqn.params['axis']})"
 
 
 @rule("split")
-def _split(t: Translation, eqn: Any, ins: list[Val]) -> list[str]:
+def _split(t: Code, eqn: Any, ins: list[Val]) -> list[str]:
     # one tf.slice per part, not tf.split: TF.js's split gradient concatenates the parts'
     # gradients and fails ("Pass at least one tensor to concat") where a part goes unused
     x, axis = ins[0], eqn.params["axis"]
@@ -230,7 +230,7 @@ def _split(t: Translation, eqn: Any, ins: list[Val]) -> list[str]:
 
 
 @rule("pad")
-def _pad(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _pad(t: Code, eqn: Any, ins: list[Val]) -> str:
     a, value = ins
     config = eqn.params["padding_config"]
     if any(interior for _, _, interior in config):
@@ -247,7 +247,7 @@ def _pad(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("iota")
-def _iota(t: Translation, eqn: Any, ins: list[Val]) -> Val:
+def _iota(t: Code, eqn: Any, ins: list[Val]) -> Val:
     shape, d = out_shape(eqn), eqn.params["dimension"]
     index = np.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(len(shape))])
     return t.const(np.broadcast_to(index, shape).astype(eqn.params["dtype"]))
@@ -255,7 +255,7 @@ def _iota(t: Translation, eqn: Any, ins: list[Val]) -> Val:
 
 # ------------------------------------------------------------ sums
 def _reduction(fn: str) -> Rule:
-    def translate(t: Translation, eqn: Any, ins: list[Val]) -> Any:
+    def translate(t: Code, eqn: Any, ins: list[Val]) -> Any:
         axes = list(eqn.params["axes"])
         return ins[0] if not axes else f"tf.{fn}({ins[0].name}, {js(axes)})"
 
@@ -274,7 +274,7 @@ for _jax, _tf in (
 
 
 @rule("reduce_max", "reduce_min")
-def _extreme(t: Translation, eqn: Any, ins: list[Val]) -> Any:
+def _extreme(t: Code, eqn: Any, ins: list[Val]) -> Any:
     """Of floats, ``H.reduce``: TF.js's Max and Min gradients hand each tied extreme the
     whole of dy, JAX's share it among them (runtime_tfjs.js)."""
     fn = eqn.primitive.name[len("reduce_") :]
@@ -285,14 +285,14 @@ def _extreme(t: Translation, eqn: Any, ins: list[Val]) -> Any:
 
 
 @rule("argmax", "argmin")
-def _argmax(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _argmax(t: Code, eqn: Any, ins: list[Val]) -> str:
     (axis,) = eqn.params["axes"]
     fn = "argMax" if eqn.primitive.name == "argmax" else "argMin"
     return f"tf.{fn}({ins[0].name}, {axis})"
 
 
 @rule("cumsum")
-def _cumsum(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _cumsum(t: Code, eqn: Any, ins: list[Val]) -> str:
     """Along the last axis, another one moved there and back: TF.js 4.22's Cumsum gradient
     transposes its result once too often where the axis is not the last (a gradient of
     the wrong shape, refused; or, on a square array, the transposed one: wrong)."""
@@ -308,7 +308,7 @@ def _cumsum(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("cumprod")
-def _cumprod(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _cumprod(t: Code, eqn: Any, ins: list[Val]) -> str:
     # TF.js runs Cumprod but registers no gradient for it: f and differences of f only
     t.no_gradient("TF.js 4.22 has no gradient for cumprod, its kernel Cumprod")
     rev = "true" if eqn.params["reverse"] else "false"
@@ -316,7 +316,7 @@ def _cumprod(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 
 @rule("dot_general")
-def _dot(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _dot(t: Code, eqn: Any, ins: list[Val]) -> str:
     """Transposes to (batch, free, contracted) and (batch, contracted, free), reshapes
     to three (or two) dimensions, ``tf.matMul``, and the output's shape: JAX's order,
     batch then lhs free then rhs free."""
@@ -348,7 +348,7 @@ def _dot(t: Translation, eqn: Any, ins: list[Val]) -> str:
 
 # ------------------------------------------------------------ gather
 @rule("gather")
-def _gather(t: Translation, eqn: Any, ins: list[Val]) -> str:
+def _gather(t: Code, eqn: Any, ins: list[Val]) -> str:
     """``x[..., idx, ...]`` along one axis (JAX's gather of whole slices): ``tf.gather``, the
     indices clamped into bounds (mode ``clip``, ``promise_in_bounds``) or the values
     out of bounds filled (``fill``), as JAX's modes say."""
