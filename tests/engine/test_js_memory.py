@@ -132,3 +132,47 @@ def test_the_figures_do_not_depend_on_the_values():
     a = adlab.prepare(m, np.linspace(-1.0, 1.0, N), backend="tfjs").memory()
     b = adlab.prepare(m, np.linspace(-3.0, 0.5, N), backend="tfjs").memory()
     assert a == b
+
+
+# ------------------------------------------------------------------ loops on "js"
+def test_a_loops_tape_on_js_is_what_its_forward_scan_stacks():
+    """ode's reverse pass reads, per RK4 step, the four stages' inputs to the rate (the
+    products x * y' need y'): 4 S arrays of n values, stacked by the forward scan."""
+    steps, n = 50, 20
+    m = adlab.load_model("ode", S=steps)
+    got = adlab.prepare(m, *m.setup(n), mode="reverse", backend="js").memory()
+    assert got["residual_bytes"] == 4 * steps * n * 8, got
+
+
+def _checkpointed(checkpoint, steps: int = 100):
+    """f of a loop of ``steps`` steps taken with ``checkpoint=``."""
+    import jax.numpy as jnp
+
+    from adlab.engine.backends._loops import jax_loops
+
+    scan = jax_loops()["scan"]
+
+    def f(x, W):
+        def step(c, _):
+            h = jnp.tanh(W @ c + x)
+            g = jnp.sin(h) * h
+            return c + 0.1 * jnp.exp(-g) * g, None
+
+        return jnp.sum(scan(step, x, None, length=steps, checkpoint=checkpoint)[0] ** 2)
+
+    return f
+
+
+def test_a_checkpointed_loops_tape_on_js_keeps_the_carries_it_recomputes_from():
+    """checkpoint=True keeps each step's carry (T, and the last one's: T + 1 arrays of n),
+    "sqrt" each segment's first (T / 10 for T = 100, and the last: 11); without, the tape
+    holds more per step than the carry. The recomputation is emitted in the backward loop."""
+    from adlab.engine.backends.js.program import counted
+
+    n = 30
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=n), rng.normal(size=(n, n)) / n)
+    arrays = {ck: counted(_checkpointed(ck), args, 0, "grad")[3].residual / (n * 8)
+              for ck in (False, True, "sqrt")}  # fmt: skip
+    assert arrays[True] == 101 and arrays["sqrt"] == 11, arrays
+    assert arrays[False] > 2 * arrays[True], arrays

@@ -31,8 +31,8 @@ from ..programs.jaxpr import call_body
 
 #: call-like primitives whose body is inlined (``jaxpr.call_body`` finds it)
 CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
-                   "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "checkpoint",
-                   "custom_lin"})  # fmt: skip
+                   "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2",
+                   "checkpoint", "custom_lin"})  # fmt: skip
 
 Rule = Callable[..., Any]
 

@@ -133,7 +133,7 @@ class Code(Walker):
     @property
     def covers(self) -> str:  # type: ignore[override]
         return (f"{len(self.rules)} of JAX's primitives: elementwise arithmetic, sums, "
-                "products of matrices, slicing")  # fmt: skip
+                "products of matrices, slicing, loops")  # fmt: skip
 
     def temp(self, prefix: str = "t") -> str:
         """A new name: of one element of a fused value, or (``prefix``) a loop's counter."""

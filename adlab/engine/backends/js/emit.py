@@ -4,7 +4,7 @@ The source is a factory: ``(C) => { const B1 = new Float64Array(5); ...; return
 function(a0, a1) { ...; return [B7]; }; }``, C being the constants; its buffers are
 made once, when the program is loaded (``code``). The walk (``_walk``) inlines calls and
 names the model's line of a primitive with no rule; the rules (``rules``,
-``rules_sums``) write each equation.
+``rules_sums``, ``rules_loops``) write each equation, a loop as a JavaScript loop.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import rules_sums  # noqa: F401  (registers its rules)
+from . import rules_loops, rules_sums  # noqa: F401  (they register their rules)
 from .code import COTANGENT, PRIMAL, Buffers, Code, Val
 from .rules import FUSES, RULES
 

@@ -375,6 +375,15 @@ def _pad(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     return [o]
 
 
+@rule("empty", "empty2")
+def _empty(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
+    """A placeholder JAX never reads (a branch's stand-in for a value only another branch
+    makes): zeros."""
+    aval = eqn.outvars[0].aval
+    zero = Val("0.0", (), np.dtype(aval.dtype), literal=True)
+    return [shaped(prog, zero, tuple(aval.shape))]
+
+
 @rule("iota")
 def _iota(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     o = out(prog, eqn)
