@@ -12,6 +12,11 @@ process (``node``):
 - ``numeric``: finite differences on the emitted f, taken in JavaScript
   (forward, central, Richardson, and G9.js's own ``gradient``: ``scheme="g9"``).
 
+Loops (``fori_loop``, ``scan``, and JAX's ``while`` and ``cond``) are JavaScript loops,
+whose size does not grow with the steps (``rules_loops``). A second derivative, where the
+facts of js let it nest modes, is JAX's program of the whole composition, emitted
+(``pushforward``, ``pullback``, and ``jacobian`` inside that trace).
+
 Complex step is refused: JavaScript's Float64Array holds real numbers only.
 Values are float64 only (a JavaScript number is a double).
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
 from ..base import Backend, Program
@@ -49,6 +55,20 @@ def tupled(fn: JsFunction, wrt: Any) -> Callable:
     return in_node(lambda *args: (fn(*args),), fn)
 
 
+def traced(args: tuple) -> bool:
+    """Whether ``args`` are JAX's tracers: the call is inside a program being traced, to
+    be emitted whole."""
+    import jax
+
+    return any(isinstance(a, jax.core.Tracer) for a in jax.tree_util.tree_leaves(args))
+
+
+def _jax() -> Backend:
+    from .._registry import get_backend
+
+    return get_backend("jax")
+
+
 def in_node(fn: Callable, js: JsFunction | None = None) -> Callable:
     """``fn`` marked as run in JavaScript; ``js``: the program it calls (what is timed)."""
     fn.in_node = True  # type: ignore[attr-defined]
@@ -64,6 +84,7 @@ class JsBackend(Backend):
     chunked_forward = True
     devices = ("cpu",)  # plain JavaScript: the CPU
     device = "cpu"
+    xp = jnp  # where a composition's differences are taken: inside JAX's trace (pushforward)
 
     def placed(self, where: str | None) -> str:
         """Where its programs run: in the Lab's page while this thread's programs are
@@ -91,8 +112,10 @@ class JsBackend(Backend):
                 "env": environment(n)}  # fmt: skip
 
     def namespace(self, precision: str) -> dict[str, Any]:
-        """JAX's: the model is traced with ``jax.numpy``, and its program emitted; its
-        loops refuse ``checkpoint=`` (the loops emitted recompute nothing)."""
+        """JAX's: the model is traced with ``jax.numpy``, and its program emitted. Its
+        loops are ``lax``'s (emitted as JavaScript loops); ``checkpoint=`` is refused
+        where the facts of js say so (``facts.checkpoint_refusal``), though the emitter
+        writes ``remat``'s recomputation into the backward loop like any other body."""
         from .._loops import jax_loops
         from .._registry import get_backend
 
@@ -120,7 +143,19 @@ class JsBackend(Backend):
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         driver = "columns" if forward else "rows"
-        return tupled(self._fn(f, wrt, driver), wrt)
+        fn = tupled(self._fn(f, wrt, driver), wrt)
+        inside = _jax().jacobian(f, wrt, forward, True)
+        return in_node(lambda *args: (inside if traced(args) else fn)(*args),
+                       getattr(fn, "js", fn))  # fmt: skip
+
+    # Second order: a composition of modes (``modes.hessian``) is run as one program, JAX's
+    # program of the whole composition, emitted (``program`` traces the composed f): inside
+    # that trace the passes it nests, and a Jacobian of them, are JAX's own.
+    def pushforward(self, f: Callable, x: Any, v: Any) -> tuple[Any, Any]:
+        return _jax().pushforward(f, x, v)
+
+    def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
+        return _jax().pullback(f, x, w)
 
     def _fn(self, f: Callable, wrt: Any, driver: str, files: frozenset = frozenset(),
             options: dict | None = None, with_error: bool = False) -> JsFunction:  # fmt: skip
