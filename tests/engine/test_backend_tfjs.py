@@ -298,3 +298,73 @@ def test_tied_maxima_and_minima_share_the_derivative_as_jaxs():
     exact = _value(m, args, "reverse", "jax", precision="float64")
     got = _value(m, args, "reverse", "tfjs")
     assert _rel(got, exact) < 1e-6, (got, exact)
+
+
+# ------------------------------------------------------------------ loops
+#: the catalog's models whose f loops (scan, fori_loop), small
+LOOPED = {"ode": ({"S": 10}, 4), "lstm": ({"LAYERS": 1}, 3), "particle": ({"STEPS": 10}, 2),
+          "saddle": ({"ITERS": 30}, 2)}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(LOOPED))
+def test_a_models_loop_runs_on_tfjs_to_float32_accuracy(name):
+    settings, n = LOOPED[name]
+    m = load_model(name, **settings)
+    args = m.setup(n)
+    for mode in ("primal", "reverse"):
+        exact = _value(m, args, mode, "jax", precision="float64")
+        f32 = _value(m, args, mode, "jax", precision="float32")
+        got = _value(m, args, mode, "tfjs")
+        tol = max(1e-5, 20 * _rel(f32, exact))
+        assert _rel(got, exact) <= tol, (mode, _rel(got, exact), tol)
+
+
+CUMPROD_IN_LOOP = """
+def setup(n, rng):
+    return (rng.uniform(0.5, 1.5, n),)
+
+def f(x):
+    def step(i, y):
+        return np.cumprod(y) * 0.5 + x
+    return np.sum(fori_loop(0, 3, step, x))
+"""
+
+
+def test_an_operation_tfjs_cannot_differentiate_inside_a_loop_is_refused_at_the_loops_line():
+    m = adlab.Model.from_source(CUMPROD_IN_LOOP, name="cumprod_in_loop")
+    args = m.setup(N)
+    exact = _value(m, args, "primal", "jax", precision="float64")
+    assert _rel(_value(m, args, "primal", "tfjs"), exact) < 1e-5  # f runs
+    with pytest.raises(adlab.ModelError) as info:
+        adlab.derivative(m, *args, backend="tfjs")
+    assert info.value.lineno == 8 and "fori_loop" in info.value.line
+    assert "Cumprod" in str(info.value)
+
+
+def test_while_cond_and_a_reverse_scan_with_swapped_carries_run_under_tf_grad():
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    from adlab.engine.backends.tfjs.program import TfjsFunction
+    from adlab.engine.model import precision_scope
+
+    rng = np.random.default_rng(2)
+    x, xs = rng.normal(size=3).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)
+
+    def f(x, xs):
+        def swap(c, row):
+            a, b = c
+            return (jnp.sin(b * row), a + 1.0), a * row
+
+        (a, b), ys = lax.scan(swap, (x, 2 * x), xs, reverse=True)
+        _, w = lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, jnp.cos(s[1]) * x), (0, a))
+        pick = lax.switch((x[0] > 0).astype(int), [jnp.exp, jnp.tanh], b)
+        return jnp.sum(ys**2) + jnp.sum(w * pick)
+
+    with precision_scope("float32"):
+        want = float(jax.jit(f)(x, xs))
+        # JAX has no reverse mode of a while loop: its forward mode gives the gradient
+        grad = np.asarray(jax.jit(jax.jacfwd(f))(x, xs))
+    assert abs(float(TfjsFunction(f, 0, "once")(x, xs)) - want) <= 1e-5 * abs(want)
+    np.testing.assert_allclose(TfjsFunction(f, 0, "grad")(x, xs), grad, rtol=1e-4, atol=1e-5)

@@ -79,9 +79,13 @@ class Code(Walker):
         self.consts.append((a, dtype))
         return Val(f"C[{len(self.consts) - 1}]", tuple(a.shape), dtype)
 
-    def bind(self, expr: str, shape: tuple[int, ...], dtype: Any) -> Val:
+    def temp(self, prefix: str) -> str:
+        """A new name (a loop's counter, a carry, a list of rows)."""
         self._count += 1
-        name = f"v{self._count}"
+        return f"{prefix}{self._count}"
+
+    def bind(self, expr: str, shape: tuple[int, ...], dtype: Any) -> Val:
+        name = self.temp("v")
         self.lines.append(f"const {name} = {expr};")
         return Val(name, tuple(int(s) for s in shape), tf_dtype(dtype))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import rules_loops  # noqa: F401  (registers its rules)
 from .code import Code, Val, tf_dtype
 from .rules import RULES
 
