@@ -46,6 +46,7 @@ from .backends import REFERENCE
 from .backends.jax.disk_cache import use_cache
 from .compare import FLOORS, close, flat, tolerance, verdict
 from .model.args import cast_args, wrt_indices
+from .model.known_bugs import known_bug
 from .model.precision import precision_scope
 from .modes.numeric import default_step
 from .modes.numeric_bound import kink_note, step_error, what_to_do
@@ -91,7 +92,21 @@ def crosscheck(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: A
     times it). ``reference``: ``value`` is JAX's float64 reference itself, only checked to
     be finite (JAX's Hessian through svd is all NaN where the true one is finite).
     ``prepare``: ``adlab.prepare``, which computes the reference. ``step``: a numeric
-    ``value``'s own step (None: the default)."""
+    ``value``'s own step (None: the default). Where the model calls an operation that
+    ``backend`` is known to differentiate wrongly there, the note says so (``known_bug``)."""
+    wrong = _disagreement(model, args, value, prepare=prepare, wrt=wrt, mode=mode,
+                          scheme=scheme, precision=precision, backend=backend, order=order,
+                          direction=direction, reference=reference, step=step)  # fmt: skip
+    if wrong is None:
+        return None
+    known = known_bug(model, args, wrt=wrt, backend=backend, scheme=scheme, order=order)
+    return wrong if known is None else f"{wrong}. {known}"
+
+
+def _disagreement(model: Any, args: tuple, value: Any, *, prepare: Callable, wrt: Any,
+                  mode: str, scheme: str | None, precision: str, backend: str, order: int,
+                  direction: Any, reference: bool, step: Any) -> str | None:  # fmt: skip
+    """``crosscheck``'s finding, before any known bug is named."""
     a = flat(value)
     if not np.all(np.isfinite(a)):  # nothing to compare with: never called trusted
         i = int(np.argmin(np.isfinite(a)))

@@ -2,6 +2,8 @@
 
 - ``framework_rows()``: the frameworks table, one row per entry of
   ``adlab.engine.backends.FACTS`` (the ``adlab-frameworks`` directive draws it).
+- ``known_bugs()``: each framework's known wrong derivatives, read from the same entries
+  (``adlab-known-bugs`` lists them).
 - ``api_source()``: the API reference's reStructuredText, an autodoc entry for every name in
   ``adlab.__all__``, grouped; a name no group lists goes under "Other", so a new export shows
   up (and must have a docstring: autodoc warns on none, and the build turns warnings into errors).
@@ -78,6 +80,34 @@ class FrameworksTable(Directive):
 
     def run(self) -> list[nodes.Node]:
         return [_table(COLUMNS, framework_rows())]
+
+
+def known_bugs(facts: Mapping | None = None) -> list[str]:
+    """One sentence per derivative a framework gets wrong itself (its ``known_bugs``)."""
+    if facts is None:
+        from adlab.engine.backends import FACTS as facts
+    items = []
+    for f in facts.values():
+        for bug in f.known_bugs:
+            ops = ", ".join(f"np.{op}" for op in bug.operations)
+            items.append(f"{f.label}: {ops}, {bug.what} ({', '.join(bug.issues)}). adlab's "
+                         f"check flags each such result and names the issue; meanwhile, "
+                         f"{bug.instead}.")  # fmt: skip
+    return items
+
+
+class KnownBugs(Directive):
+    """``adlab-known-bugs``: the list of ``known_bugs()``."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        items = nodes.bullet_list()
+        for text in known_bugs():
+            item = nodes.list_item()
+            item += nodes.paragraph(text=text)
+            items += item
+        return [items]
 
 
 # ------------------------------------------------------------------------ the API reference
@@ -218,6 +248,7 @@ def _copy_bokeh(app, exception) -> None:
 def setup(app):
     importlib.import_module("adlab")
     app.add_directive("adlab-frameworks", FrameworksTable)
+    app.add_directive("adlab-known-bugs", KnownBugs)
     app.connect("source-read", _inject_api)
     app.connect("autodoc-process-docstring", _docstring_for_rst)
     app.connect("html-page-context", _bokeh_on_tutorials)

@@ -119,6 +119,8 @@ def test_the_frameworks_page_and_the_api_page_follow_the_source(built):
     frameworks = (built / "frameworks.html").read_text()
     for name, facts in FACTS.items():
         assert f"<p>{name}</p>" in frameworks and facts.label in frameworks, name
+        for bug in facts.known_bugs:  # under "Known limits"
+            assert all(issue in frameworks for issue in bug.issues), name
     api = (built / "api.html").read_text()
     for name in adlab.__all__:
         assert f'id="adlab.{name}"' in api, f"adlab.{name} is not in the API reference"
@@ -146,6 +148,15 @@ def test_the_frameworks_table_is_read_from_the_facts():
     row = dict((r[0], r) for r in ext.framework_rows(changed))["torch"]
     assert row[ext.COLUMNS.index("compiled")] == "a compiler named in a test"
     assert row[ext.COLUMNS.index("precisions")] == "float16"
+
+
+def test_the_known_limits_are_read_from_the_facts():
+    ext = _ext()
+    (torch,) = ext.known_bugs()
+    assert torch.startswith("PyTorch: np.linalg.det") and "pytorch/pytorch#149694" in torch
+    changed = dict(FACTS)
+    changed["torch"] = dataclasses.replace(FACTS["torch"], known_bugs=())
+    assert ext.known_bugs(changed) == []
 
 
 def test_the_api_reference_is_generated_from_all():

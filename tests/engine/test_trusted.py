@@ -26,6 +26,11 @@ SLOGDET = (
     "def setup(n, rng):\n    return rng.normal(size=n),\n"
     "def f(x):\n    return np.linalg.slogdet(np.diag(np.exp(x)))[1]\n"
 )
+# det(3 I + u x^T) = 27 + 9 u.x, so its Hessian is 0; at x = 0 the three singular values tie
+DET = (
+    "def setup(n, rng):\n    return rng.normal(size=n), rng.normal(size=n)\n"
+    "def f(x, u):\n    return np.linalg.det(np.outer(u, x) + 3 * np.eye(x.shape[0]))\n"
+)
 SMOOTH = (
     "def setup(n, rng):\n    return rng.normal(size=n),\n"
     "def f(x):\n    return np.sum(np.sin(x) * x)\n"
@@ -98,6 +103,7 @@ def test_derivative_flags_a_first_derivative_off_the_reference():
         g, info = adlab.derivative(m, x, mode="numeric", step=1.0, backend="torch",
                                    full_output=True)  # fmt: skip
     assert info.trusted is False and "reference gives" in info.note
+    assert "pytorch/pytorch" not in info.note  # no operation of a known bug of PyTorch's
     g, info = adlab.derivative(m, x, mode="numeric", backend="torch", full_output=True)
     assert info.trusted and info.note is None
 
@@ -113,7 +119,36 @@ def test_torchs_wrong_hvp_through_slogdet_is_flagged():
         assert "line 4" in str(exc)
         return
     assert info.trusted is False and "entry 0 is 1 where the reference gives" in info.note
+    assert "np.linalg.slogdet (line 4" in info.note and "pytorch/pytorch#149694" in info.note
     with warnings.catch_warnings():
         warnings.simplefilter("error", adlab.UntrustedWarning)
         right = adlab.hvp(adlab.Model.from_source(SMOOTH), x, np.ones(3), backend="torch")
     np.testing.assert_allclose(right, -np.sin(x) * x + 2 * np.cos(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("scheme", "tied"), [
+    ("reverse-over-forward", False),  # PyTorch 2.14.1: entries up to 0.78 where 0 is right
+    ("reverse-over-reverse", True),  # NaN
+])  # fmt: skip
+def test_torchs_own_bug_through_det_is_named_with_its_issue(scheme, tied):
+    m = adlab.Model.from_source(DET)
+    x, u = m.setup(3, 0)
+    at = np.zeros(3) if tied else x
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", adlab.UntrustedWarning)
+        h = adlab.hessian(m, at, u, scheme=scheme, backend="torch")
+    said = [str(w.message) for w in caught if w.category is adlab.UntrustedWarning]
+    if not said:  # a PyTorch that fixed it: then it must be right
+        np.testing.assert_allclose(h, 0.0, atol=1e-12)
+        return
+    (message,) = said
+    assert not np.allclose(h, 0.0, atol=1e-8)
+    assert "np.linalg.det (line 4: `return np.linalg.det(" in message, message
+    assert "pytorch/pytorch#149694" in message and "backend='jax'" in message, message
+    # where PyTorch's rule is right (a reverse mode inside, singular values apart): no word
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adlab.UntrustedWarning)
+        right = adlab.hessian(m, x, u, scheme="forward-over-reverse", backend="torch")
+        numeric = adlab.hessian(m, at, u, scheme="numeric", backend="torch")  # the advice
+    np.testing.assert_allclose(right, 0.0, atol=1e-12)
+    np.testing.assert_allclose(numeric, 0.0, atol=1e-6)

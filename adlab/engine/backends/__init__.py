@@ -20,6 +20,7 @@ from .facts import (
     REFERENCE,
     TFJS,
     Facts,
+    KnownBug,
     always_installed,
     facts_of,
     label_of,
@@ -28,6 +29,6 @@ from .facts import (
 
 __all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "JAVASCRIPT", "KNOWN", "REFERENCE",
            "TFJS", "Backend",
-           "Facts", "Known", "MissingFramework", "Program", "always_installed", "default_jit",
-           "facts_of", "get_backend", "has_compiler", "installed", "label_of", "pip_command",
-           "with_fact"]  # fmt: skip
+           "Facts", "Known", "KnownBug", "MissingFramework", "Program", "always_installed",
+           "default_jit", "facts_of", "get_backend", "has_compiler", "installed", "label_of",
+           "pip_command", "with_fact"]  # fmt: skip

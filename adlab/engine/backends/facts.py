@@ -39,6 +39,27 @@ def _frozen(d: Mapping[str, str] | None = None) -> Mapping[str, str]:
 
 
 @dataclass(frozen=True)
+class KnownBug:
+    """A derivative the framework itself gets wrong, named where adlab's cross-check
+    meets it (``engine.model.known_bugs``) and on the frameworks page.
+
+    Attributes:
+        operations: the operations that meet it, as a model calls them (``np.`` left out:
+            "linalg.det").
+        schemes: the second-order compositions it spoils (``NESTED``).
+        what: what goes wrong, in words that follow the operation's name.
+        issues: the framework's own reports of it ("pytorch/pytorch#149694").
+        instead: what to do meanwhile, each way checked to give the right derivative.
+    """
+
+    operations: tuple[str, ...]
+    schemes: tuple[str, ...]
+    what: str
+    issues: tuple[str, ...]
+    instead: str
+
+
+@dataclass(frozen=True)
 class Facts:
     """What can be said of a framework without importing it.
 
@@ -80,6 +101,7 @@ class Facts:
         checkpoint: how its loops recompute steps in the backward pass (``scan(...,
             checkpoint=True)`` or ``"sqrt"``), in words; None: it has no checkpointing.
         why_no_checkpoint: why not (checkpoint None), in words.
+        known_bugs: the derivatives it gets wrong itself (``KnownBug``).
     """
 
     package: str
@@ -113,6 +135,7 @@ class Facts:
     forward_column_cost: float | None = None
     checkpoint: str | None = None
     why_no_checkpoint: str = "adlab runs its loops without recomputation there"
+    known_bugs: tuple[KnownBug, ...] = ()
 
     def how(self, jit: bool) -> str | None:
         """How it runs a derivative, jitted or not, in a few words; None if it cannot."""
@@ -153,6 +176,16 @@ FACTS: dict[str, Facts] = {
         traces_with=("data-dependent control flow",
                      "PyTorch batches these evaluations with torch.func.vmap"),
         checkpoint="torch.utils.checkpoint",
+        # as of PyTorch 2.14.1: det(3 I + u x^T) = 27 + 9 u.x, whose Hessian is 0, gets
+        # entries up to 0.78 by a forward-mode inside; at x = 0, NaN by a reverse one
+        known_bugs=(KnownBug(
+            ("linalg.det", "linalg.slogdet", "linalg.solve"), NESTED,
+            "whose second derivative under torch.func is wrong where the inner mode is "
+            "forward (reverse-over-forward, forward-over-forward) and NaN where it is "
+            "reverse and the matrix's singular values tie",
+            ("pytorch/pytorch#149694", "pytorch/pytorch#192521", "pytorch/pytorch#192540"),
+            "use backend='jax', or scheme='numeric' (differences of PyTorch's gradient, "
+            "which is right)"),),
     ),  # fmt: skip
     "tensorflow": Facts(
         "tensorflow", "tensorflow", "TensorFlow", "tf.function(jit_compile=True)",
