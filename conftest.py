@@ -14,6 +14,16 @@ from pathlib import Path
 
 os.environ.setdefault("ADLAB_QUICK", "1")
 
+# XLA compiles the tests' CPU programs without LLVM's optimisation passes: the same HLO
+# (so the same flops, buffers and memory figures) and the same IEEE arithmetic, run a
+# little slower, compiled about a quarter faster, and the suite is mostly compiling
+# (test_sparse_front's two-color cases: 22.9 s of CPU at XLA's default level, 17.3 s at
+# 0). Users, notebooks run by hand and the benchmarks keep XLA's default. Set before JAX or
+# TensorFlow starts XLA; workers, kernels and subprocesses inherit it.
+_XLA_LEVEL = "--xla_backend_optimization_level="
+if _XLA_LEVEL not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_XLA_LEVEL}0".strip()
+
 # The tests keep a compile cache of their own, never the user's (~/.cache/adlab, or their
 # ADLAB_CACHE_DIR): a test's outcome must not depend on what a user's cache holds, and a run
 # must not fill a user's home. It is pytest's own cache folder's (.pytest_cache/d/
@@ -73,9 +83,16 @@ DURATIONS = Path(__file__).parent / "tests" / "durations.json"
 SLOW_S = 0.75
 
 
-def _durations() -> dict[str, float]:
+#: each test file's seconds in the full command (cold, from a clean clone, its two workers):
+#: xdist hands whole files to the workers (--dist loadfile), and one long file handed out last
+#: keeps a worker busy while the other waits; handed out longest first, the two finish
+#: together. Re-measured with ``--record-file-seconds`` (below); a file not there yet goes last.
+FILE_SECONDS = DURATIONS.with_name("file_seconds.json")
+
+
+def _durations(path: Path = DURATIONS) -> dict[str, float]:
     try:
-        return json.loads(DURATIONS.read_text())
+        return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
 
@@ -86,6 +103,15 @@ def pytest_addoption(parser):
         help=f"write each test's seconds into {DURATIONS.name} (tests not run keep theirs): "
         "run with -m 'not slow' from a clean clone on a quiet machine",
     )  # fmt: skip
+    parser.addoption(
+        "--record-file-seconds", action="store_true",
+        help=f"write each test file's seconds into {FILE_SECONDS.name}: run the full command "
+        "from a clean clone on a quiet machine",
+    )  # fmt: skip
+
+
+def _file(node: str) -> str:
+    return node.split("::")[0]
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
@@ -93,9 +119,11 @@ def pytest_collection_modifyitems(config, items):
     took = _durations()
     for item in items:
         node = item.nodeid
-        if (node.split("::")[0].endswith(".ipynb") or any(node.startswith(s) for s in SLOW)
+        if (_file(node).endswith(".ipynb") or any(node.startswith(s) for s in SLOW)
                 or took.get(node, 0.0) > SLOW_S):  # fmt: skip
             item.add_marker(pytest.mark.slow)
+    file_s = _durations(FILE_SECONDS)
+    items.sort(key=lambda item: -file_s.get(_file(item.nodeid), 0.0))  # stable: a file's order
 
 
 _took: dict[str, float] = {}
@@ -116,6 +144,13 @@ def pytest_sessionfinish(session):
             else:
                 took.pop(node, None)
         DURATIONS.write_text(json.dumps(dict(sorted(took.items())), indent=0) + "\n")
+    if config.getoption("--record-file-seconds") and not hasattr(config, "workerinput"):
+        files: dict[str, float] = {}
+        for node, seconds in _took.items():
+            files[_file(node)] = files.get(_file(node), 0.0) + seconds
+        FILE_SECONDS.write_text(
+            json.dumps({f: round(s, 1) for f, s in sorted(files.items())}, indent=0) + "\n"
+        )
 
 
 @pytest.hookimpl(trylast=True)  # after the cache provider (and its --cache-clear)

@@ -146,8 +146,7 @@ class JupyterLabServer:
         try:
             if proc is not None and proc.poll() is None:
                 try:
-                    for k in self.api("GET", "/api/kernels", timeout=5):
-                        self.api("DELETE", f"/api/kernels/{k['id']}", timeout=15)
+                    self.end_kernels()
                 except Exception:  # noqa: BLE001 - best effort; the kills below are the backstop
                     pass
                 _signal_group(proc.pid, signal.SIGTERM)  # the server stops its kernels too
@@ -173,6 +172,11 @@ class JupyterLabServer:
                 self._log.close()
                 self._log = None
 
+    def end_kernels(self) -> None:
+        """Shut down every kernel the server runs (and so the sessions that hold them)."""
+        for k in self.api("GET", "/api/kernels", timeout=5):
+            self.api("DELETE", f"/api/kernels/{k['id']}", timeout=15)
+
     # -- helpers -----------------------------------------------------------------------
 
     def api(self, method: str, path: str, timeout: float = 10):
@@ -185,8 +189,11 @@ class JupyterLabServer:
             body = r.read()
         return json.loads(body) if body else None
 
-    def lab_url(self, path: str = "") -> str:
-        """The URL that opens ``path`` in a fresh (``?reset``) workspace, logged in by token."""
+    def lab_url(self, path: str | Path = "") -> str:
+        """The URL that opens ``path`` (relative to the root, or a file under it) in a fresh
+        (``?reset``) workspace, logged in by token."""
+        if Path(path).is_absolute():
+            path = Path(path).relative_to(self.root_dir).as_posix()
         return f"{self.base_url}/lab/tree/{path}?reset&token={self.token}"
 
     def log_tail(self, n: int = 60) -> str:

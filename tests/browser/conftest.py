@@ -7,6 +7,7 @@ true value) they fail instead: the browser test is part of the test command ther
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,6 +67,39 @@ def screenshots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 def notebooks_copy(tmp_path: Path) -> Path:
     """A temporary copy of ``notebooks/``, without saved Lab edits, exports or checkpoints."""
     dst = tmp_path / "notebooks"
+    shutil.copytree(
+        REPO / "notebooks", dst, ignore=shutil.ignore_patterns(".adlab", ".ipynb_checkpoints")
+    )
+    return dst
+
+
+@pytest.fixture(scope="session")
+def shared_lab(chromium_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One JupyterLab for the Lab's browser tests in this worker: starting one costs seconds
+    of a cold machine's two cores, and every test opens its own notebook in a fresh
+    workspace (``lab_url``'s ``?reset``) in a folder of its own (``lab_folder``)."""
+    from ._jupyter import JupyterLabServer
+
+    root = tmp_path_factory.mktemp("lab-root")
+    with JupyterLabServer(root, tmp_path_factory.mktemp("lab-jupyter")) as server:
+        yield server
+
+
+@pytest.fixture
+def lab_server(shared_lab):
+    """The shared JupyterLab; after the test its kernels are shut down, so the next test's
+    kernel is the only one working, and its log's tail is printed (shown on a failure)."""
+    yield shared_lab
+    shared_lab.end_kernels()
+    print(f"--- JupyterLab log (tail), {shared_lab.log_path}\n{shared_lab.log_tail(40)}")
+
+
+@pytest.fixture
+def lab_folder(request: pytest.FixtureRequest, lab_server) -> Path:
+    """This test's own copy of ``notebooks/`` in the shared JupyterLab's root: a Lab saves a
+    model's edits and exports beside its notebook, and they must not reach another test."""
+    name = re.sub(r"\W+", "_", request.node.name).strip("_")
+    dst = lab_server.root_dir / name
     shutil.copytree(
         REPO / "notebooks", dst, ignore=shutil.ignore_patterns(".adlab", ".ipynb_checkpoints")
     )

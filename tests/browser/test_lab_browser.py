@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ._jupyter import JupyterLabServer
 from .conftest import Console
 
 NOTEBOOK = "00_quickstart.ipynb"
@@ -49,23 +48,13 @@ BUDGET_S = 120.0
 
 
 @pytest.fixture
-def quickstart(notebooks_copy: Path) -> Path:
+def quickstart(lab_folder: Path) -> Path:
     """The quickstart's copy, its Lab given ``BUDGET_S`` (nothing else changed)."""
-    path = notebooks_copy / NOTEBOOK
+    path = lab_folder / NOTEBOOK
     text = path.read_text()
     assert text.count("adlab.Lab()") == 1, "the quickstart's Lab cell changed: update the test"
     path.write_text(text.replace("adlab.Lab()", f"adlab.Lab(budget_s={BUDGET_S})"))
     return path
-
-
-@pytest.fixture
-def lab_server(
-    chromium_path: Path, notebooks_copy: Path, tmp_path: Path
-) -> Iterator[JupyterLabServer]:
-    """JupyterLab serving a copy of notebooks/; started only when a browser is there to use it."""
-    with JupyterLabServer(notebooks_copy, tmp_path / "jupyter") as server:
-        yield server
-        print(f"--- JupyterLab log (tail), {server.log_path}\n{server.log_tail(40)}")
 
 
 def wait_until(what: str, check: Callable[[], object], timeout: float, every: float = 0.25):
@@ -90,7 +79,7 @@ def test_quickstart_lab_in_jupyterlab(quickstart, lab_server, browser_page, scre
         page.screenshot(path=path, timeout=30_000)
 
     # -- 1. open the notebook and run all cells, from the Run menu -------------------------
-    page.goto(lab_server.lab_url(NOTEBOOK), timeout=90_000)
+    page.goto(lab_server.lab_url(quickstart), timeout=90_000)
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
     wait_for_kernel_idle(page, timeout=120)
     shot("opened")

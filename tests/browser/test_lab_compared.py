@@ -21,7 +21,6 @@ from .test_lab_browser import (
     DONE,
     REACT_S,
     assert_rendered_cleanly,
-    lab_server,  # noqa: F401 - the fixture
     open_and_run_lab,
     wait_until,
     watch_status,
@@ -54,28 +53,28 @@ _OVERLAY_JS = """() => {
 
 
 @pytest.fixture
-def compared_notebook(notebooks_copy: Path) -> Path:
+def compared_notebook(lab_folder: Path) -> Path:
     records = [Record(model="normal_logpdf", mode=mode, n=n, label=mode if mode != "primal"
                       else "primal", scheme=None, jit=True, precision="float64",
                       backend="jax", median_s=t * n, median_lo_s=t * n * 0.98,
                       median_hi_s=t * n * 1.02, env={"noise": 0.05, "sweep": "gpu"})
                for n in (3, 10) for mode, t in (("primal", 1e-6), ("reverse", 2e-6))]  # fmt: skip
-    path = adlab.save(records, notebooks_copy / "gpu-box.json")
+    path = adlab.save(records, lab_folder / "gpu-box.json")
     data = json.loads(path.read_text())
     data["env"]["host"] = "gpu-box"
     path.write_text(json.dumps(data))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}  # fmt: skip
-    nbformat.write(nb, notebooks_copy / NOTEBOOK)
-    return notebooks_copy / NOTEBOOK
+    nbformat.write(nb, lab_folder / NOTEBOOK)
+    return lab_folder / NOTEBOOK
 
 
 @pytest.mark.timeout(480, method="signal")
-def test_the_lab_draws_a_saved_run_dashed_and_compares_it(compared_notebook, lab_server,  # noqa: F811
+def test_the_lab_draws_a_saved_run_dashed_and_compares_it(compared_notebook, lab_server,
                                                           browser_page, screenshots):  # fmt: skip
     page, console = browser_page
-    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
+    lab = open_and_run_lab(page, lab_server.lab_url(compared_notebook))
 
     def overlaid() -> dict | None:
         seen = page.evaluate(_OVERLAY_JS)

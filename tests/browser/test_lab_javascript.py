@@ -24,7 +24,6 @@ from .test_lab_browser import (
     DONE,
     REACT_S,
     assert_rendered_cleanly,
-    lab_server,  # noqa: F401 - the fixture
     legend_labels,
     open_and_run_lab,
     open_tab,
@@ -61,24 +60,24 @@ REPORT = (
 
 
 @pytest.fixture
-def javascript_notebook(notebooks_copy: Path) -> Path:
+def javascript_notebook(lab_folder: Path) -> Path:
     cells = [nbformat.v4.new_code_cell(c) for c in (*CELLS, REPORT)]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}  # fmt: skip
-    path = notebooks_copy / NOTEBOOK
+    path = lab_folder / NOTEBOOK
     nbformat.write(nb, path)
     return path
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(480, method="signal")
-def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, browser_page,  # noqa: F811
+def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, browser_page,
                                            screenshots):  # fmt: skip
     page, console = browser_page
     frameworks = ["js", "tfjs"]
 
-    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
+    lab = open_and_run_lab(page, lab_server.lab_url(javascript_notebook))
 
     # the page has said hello: the Lab's line names the browser and WebGL's renderer
     where = lab.locator(".adlab-where")
@@ -153,12 +152,12 @@ def kernel_report(page) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.timeout(480, method="signal")
-def test_tfjs_on_webgl_in_the_page_says_it_is_software(javascript_notebook, lab_server,  # noqa: F811
+def test_tfjs_on_webgl_in_the_page_says_it_is_software(javascript_notebook, lab_server,
                                                        browser_page, screenshots):  # fmt: skip
     """TF.js's device choice set to webgl: the series runs on WebGL in the page, and its
     records say the renderer is software (SwiftShader in headless Chromium)."""
     page, console = browser_page
-    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
+    lab = open_and_run_lab(page, lab_server.lab_url(javascript_notebook))
     where = lab.locator(".adlab-where")
     wait_until("the page's hello", lambda: "run in this page" in where.inner_text(),
                timeout=REACT_S)  # fmt: skip

@@ -23,7 +23,6 @@ from .test_lab_browser import (
     DONE,
     REACT_S,
     assert_rendered_cleanly,
-    lab_server,  # noqa: F401 - the fixture
     open_and_run_lab,
     wait_until,
     watch_status,
@@ -60,21 +59,21 @@ _MEMORY_POINTS_JS = """() => {
 
 
 @pytest.fixture
-def layout_notebook(notebooks_copy: Path) -> Path:
+def layout_notebook(lab_folder: Path) -> Path:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}  # fmt: skip
-    path = notebooks_copy / NOTEBOOK
+    path = lab_folder / NOTEBOOK
     nbformat.write(nb, path)
     return path
 
 
 @pytest.mark.timeout(480, method="signal")
 def test_run_and_both_plots_fit_the_window_and_memory_draws_js_and_python(layout_notebook,  # noqa: E501
-        lab_server, browser_page, screenshots):  # noqa: F811  # fmt: skip
+        lab_server, browser_page, screenshots):  # fmt: skip
     page, console = browser_page
     page.set_viewport_size(WINDOW)
-    lab = open_and_run_lab(page, lab_server.lab_url(NOTEBOOK))
+    lab = open_and_run_lab(page, lab_server.lab_url(layout_notebook))
     where = lab.locator(".adlab-where")
     wait_until("the page's hello", lambda: "run in this page" in where.inner_text(),
                timeout=REACT_S)  # fmt: skip

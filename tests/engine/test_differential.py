@@ -107,7 +107,9 @@ def test_random_models_are_right_or_refused(worker, example):
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@settings(max_examples=200, **PROFILE)
+# 100 models (seeded: the same ones each run) on every framework: half the campaign it
+# was, which had found nothing new in its second hundred and took a tenth of the suite
+@settings(max_examples=100, **PROFILE)
 @given(example=examples())
 def test_random_models_are_right_or_refused_many(worker, example):
     check(worker, *example)

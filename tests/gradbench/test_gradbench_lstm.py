@@ -43,7 +43,9 @@ def answer(case: dict, backend: str, mode: str) -> object:
     model, args = adapter.inputs(case["input"], case["function"])
     if adapter.kind(case["function"]) == "primal":
         mode = "primal"
-    result = adlab.derivative(model, *args, mode=mode, backend=backend)
+    # check=False: held to the golden output here, as the tool is (it prepares, unchecked);
+    # the cross-check would compile JAX's program beside each framework's
+    result = adlab.derivative(model, *args, mode=mode, backend=backend, check=False)
     return adapter.output(case["function"], result, case["input"])
 
 
