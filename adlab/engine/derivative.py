@@ -43,6 +43,7 @@ from .modes import Spec, get_rule
 from .prepared import DerivativeInfo, Prepared, UntrustedWarning, measured_memory
 from .programs import memory as _memory
 from .programs import store as program_cache
+from .programs.admission import admit
 from .sparse import prepare_sparse
 
 
@@ -184,6 +185,7 @@ def prepare(
                 _memory.check_work(built.f_evals * size, batch, what)
             else:
                 _memory.check(batch, what)
+    admit(built.f_evals)  # the caller's word (a sweep's budget) before anything compiles
     # what keys the program in adlab's cache of compiled programs (program_cache)
     # (``inner`` only where it changes the program: the default's keys stay as they were)
     inner_key = {"inner": inner} if model.inner_matters(inner) else {}

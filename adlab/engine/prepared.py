@@ -172,6 +172,7 @@ class Prepared:
         self.step = built.step
         self._first = program.first
         self._memory_of = program.memory  # measured where it runs (JavaScript), or None
+        self._broken = program.broken
         self._reverse_of = built.reverse_of  # whose forward pass keeps the residuals
         self._memory: dict[str, Any] | None = None
         # a program that runs outside Python is timed where it runs (JavaScript's timing.js)
@@ -237,11 +238,14 @@ class Prepared:
 
     def _refused(self, x: Any, exc: Exception) -> Any:
         """After a failed call: an ``x`` of another dtype is converted (this call only);
-        if the program refused ``x`` otherwise (another shape), go on (now and later)
-        through the backend's fallback; a failure of the model names its line."""
+        if the program refused ``x`` otherwise (another shape; or the prepared x itself:
+        the program does not run, ``Program.broken``), go on (now and later) through the
+        backend's fallback; a failure of the model names its line."""
         if x is not self._inputs[0] and self._foreign(x):
             return self._converted(x)
         if self._call is not self._traced:
+            if x is self._inputs[0] and self._broken is not None:
+                self._broken()  # refused the very x it was made for: the program is at fault
             self._call = self._traced
             self._typed = False  # the fallback traces an x of another dtype: checked first
             try:

@@ -9,7 +9,9 @@ noise (``findings.compare``) are a tie, and said as one: "forward and reverse
 are within noise at n = 10; either".
 
 A mode not measured at n (skipped by the budget, or too large for memory) is
-predicted from the sizes measured below n, and said to be predicted. Time is
+predicted from the sizes measured below n, and said to be predicted; and the advice
+names each mode it did not measure at n, and why, as its record says it ("forward:
+predicted 47 s (22,041 f evals) > budget 2 s"). Time is
 taken as a fixed cost per call plus a cost per XLA flop, both read from the
 last two sizes measured; the flops at n are extrapolated from theirs (XLA
 counts them exactly, so their growth is known, where the time of small sizes
@@ -79,6 +81,8 @@ class Advice:
             label) predicted; a label whose peak is unknown is left out.
         memory_limit: the bytes a call may hold (None: no limit).
         ruled_out: label -> its peak at n, past ``memory_limit``: not a candidate.
+        skipped: label -> why it was not measured at n (its record's ``skipped``), for
+            each derivative series skipped there, predicted or not.
 
     Example:
         >>> advice = adlab.advise("rosenbrock", 3, ["forward", "reverse"], budget_s=0.5, warn=False)
@@ -101,6 +105,7 @@ class Advice:
     memory: Mapping[str, float] = field(default_factory=dict)
     memory_limit: float | None = None
     ruled_out: Mapping[str, float] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
     def _named(self, label: str) -> str:
         if label in self.predicted:
@@ -110,14 +115,18 @@ class Advice:
 
     def describe(self) -> str:
         """One sentence: "At n = 1000 on normal_logpdf: reverse is fastest, 37x faster
-        than forward (error 2e-16)." Ties are said as ties."""
+        than forward (error 2e-16)." Ties are said as ties. The modes not measured at n
+        follow, each with why: " Not measured at n = 1000: forward: predicted 47 s
+        (22,041 f evals) > budget 2 s." """
         where = f"at n = {self.n} on {self.model}"
         at = f"At n = {self.n} on {self.model}"
         if self.best is None and self.ruled_out:
-            return f"{at}: no mode fits the memory limit of {self._past_limit()}."
-        if self.best is None:
-            return f"{at}: no mode was measured (see the reasons)."
-        return self._verdict(at, where) + self._memory_words() + self._ruled_out_words()
+            text = f"{at}: no mode fits the memory limit of {self._past_limit()}."
+        elif self.best is None:
+            text = f"{at}: no mode was measured (see the reasons)."
+        else:
+            text = self._verdict(at, where) + self._memory_words() + self._ruled_out_words()
+        return text + self._skipped_words()
 
     def _verdict(self, at: str, where: str) -> str:
         if self.runner_up is None:
@@ -165,6 +174,12 @@ class Advice:
     def _past_limit(self) -> str:
         needs = "; ".join(f"{x} needs {self._bytes(x, self.ruled_out)}" for x in self.ruled_out)
         return f"{human_bytes(self.memory_limit)}: {needs}"
+
+    def _skipped_words(self) -> str:
+        if not self.skipped:
+            return ""
+        each = "; ".join(f"{x}: {why}" for x, why in self.skipped.items())
+        return f" Not measured at n = {self.n}: {each}."
 
     def _ruled_out_words(self) -> str:
         return f" Ruled out by the memory limit of {self._past_limit()}." if self.ruled_out else ""
@@ -238,6 +253,9 @@ def advice_from(
     limit = None if memory_limit is None else parse_bytes(memory_limit)
     records = tuple(records)
     by_label = series_records(r for r in records if r.mode != "primal")
+    # the modes not measured at n, and why, as their records say it
+    skipped = {r.label: r.skipped for r in records if r.n == n and r.mode != "primal"
+               and r.skipped and n not in by_label.get(r.label, {})}  # fmt: skip
     at_n: dict[str, Record] = {}
     basis: dict[str, int] = {}
     memory: dict[str, float] = {}
@@ -261,7 +279,7 @@ def advice_from(
         guessed = tuple(x for x in ruled_out if x in basis)
         return Advice(name, n, None, None, None, (), None, guessed, predicted_from=basis,
                       records=records, memory=memory, memory_limit=limit,
-                      ruled_out=ruled_out)  # fmt: skip
+                      ruled_out=ruled_out, skipped=skipped)  # fmt: skip
     best = ranked[0]
     runner = ranked[1] if len(ranked) > 1 else None
     times = {x: at_n[x].median_s for x in ranked}
@@ -272,7 +290,7 @@ def advice_from(
         tied=tuple(x for x in ranked[1:] if compare(at_n[best], at_n[x]) == 0),
         error=errors[best], predicted=tuple(x for x in [*ranked, *ruled_out] if x in basis),
         times=times, predicted_from=basis, records=records, errors=errors, memory=memory,
-        memory_limit=limit, ruled_out=ruled_out,
+        memory_limit=limit, ruled_out=ruled_out, skipped=skipped,
     )  # fmt: skip
 
 

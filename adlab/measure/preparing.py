@@ -25,6 +25,7 @@ from .._format import seconds
 from ..engine.backends import REFERENCE, get_backend
 from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model.source import Model
+from ..engine.programs.admission import admitting
 from ..engine.second import prepare_hessian, prepare_hvp
 from .budget import Budget
 from .env import dispatch
@@ -55,26 +56,47 @@ def prepare_series(m: Model, point: tuple, v: Series) -> Any:
                    checkpoint=v.checkpoint, **options)  # fmt: skip
 
 
+class OverBudget(ValueError):
+    """A program the budget skipped at this size, refused before it is compiled or run."""
+
+
+def _key(m: Model, v: Series) -> tuple:
+    """What one program of a size is known by: the model and the options that make it
+    (a reference's series, never resolved, means ``inner`` "reverse" as resolved ones say)."""
+    return (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse),
+            v.inner or "reverse", v.device, v.where, v.checkpoint)  # fmt: skip
+
+
 class Preparing:
     """The points of one size made ready for their repeats: each prepared (compiled,
     derivatives two at a time where they are JAX's), then warmed up, or skipped with
-    the reason; ``prepare`` keeps one program per size and options."""
+    the reason; ``prepare`` keeps one program per size and options.
+
+    A point the budget skips costs nothing: it is skipped before it is prepared where
+    the sizes below predict it, else once its mode has built it and says how many passes
+    of f it takes, before it is compiled (``admitting``); and nothing prepares its
+    program again at that size (a reference's check in the same mode: ``OverBudget``).
+    """
 
     def __init__(self, budget: Budget, target_s: float) -> None:
         self.budget, self.target_s = budget, target_s
         self.programs: dict[tuple, tuple[Any, list[str]]] = {}
+        self.skipped: dict[tuple, str] = {}  # the programs the budget skipped, and why
 
     def new_size(self) -> None:
         self.programs = {}  # compiled programs are shape-specific
+        self.skipped = {}
 
     def prepare(self, m: Model, point: tuple, v: Series,
                  caught: bool = True) -> tuple[Any, list[str]]:  # fmt: skip
         """``prepare`` once per size and options: the reference and the measured point
         share it (its compile time is the one measured). Returns (prepared, notes): the
         ``UntrustedWarning``s it gave, or without ``caught`` (on a thread of
-        ``compile_all``), its caveat as that warning says it."""
-        key = (id(m), v.mode, v.scheme, v.jit, v.precision, v.backend, bool(v.sparse), v.inner,
-               v.device, v.where, v.checkpoint)  # fmt: skip
+        ``compile_all``), its caveat as that warning says it. A program the budget
+        skipped at this size is refused (``OverBudget``)."""
+        key = _key(m, v)
+        if key in self.skipped:
+            raise OverBudget(f"over the sweep's budget: {self.skipped[key]}")
         if key not in self.programs:
             if not caught:
                 p = prepare_series(m, point, v)
@@ -88,12 +110,31 @@ class Preparing:
             self.programs[key] = (p, notes)
         return self.programs[key]
 
-    def _first_guess(self, v: Series, n: int, f_evals: int, primal_s: float | None):
-        """For a series' first size only: two calls of f_evals primals (warm-up and
-        one repeat), or None. Later sizes are predicted from the series itself."""
+    def _first_guess(self, pt: Point, f_evals: int, spent_s: float) -> str | None:
+        """For a series' first size only, the skip reason where ``spent_s`` (of its
+        prepare so far) and two calls of ``f_evals`` primals (warm-up and one repeat) are
+        over the budget, else None. Later sizes are predicted from the series itself."""
+        v, n = pt.v, pt.base["n"]
+        primal_s = pt.primal.estimate_s() if pt.primal else None
         if primal_s is None or v.mode == "primal" or self.budget.predict_call(v.label, n):
             return None
-        return 2 * f_evals * primal_s
+        first, budget_s = 2 * f_evals * primal_s, self.budget.budget_s
+        if spent_s + first <= budget_s:
+            return None
+        return f"predicted {seconds(first)} ({f_evals:,} f evals) > budget {seconds(budget_s)}"
+
+    def _skip(self, pt: Point, why: str) -> None:
+        """Skip the point for its cost: its program is not prepared at this size again."""
+        pt.skipped = why
+        self.skipped[_key(pt.m, pt.v)] = why
+
+    def _admit(self, pt: Point, f_evals: int, start: float) -> None:
+        """``prepare``'s question before compiling (``admitting``): refused where its
+        first guess is over the budget (its passes of f on the record)."""
+        why = self._first_guess(pt, f_evals, time.perf_counter() - start)
+        if why is not None:
+            pt.base["f_evals"] = f_evals
+            raise OverBudget(why)
 
     def start(self, pt: Point) -> Point:
         """Prepare a point and warm it up (autorange included), or say why it is skipped.
@@ -111,9 +152,10 @@ class Preparing:
             return False
         v, n = pt.v, pt.base["n"]
         primal_s = pt.primal.estimate_s() if pt.primal else None
-        pt.skipped = self.budget.over(v.label, n, (pt.primal.v.label, primal_s)
-                                      if primal_s else None)  # fmt: skip
-        return pt.skipped is None
+        why = self.budget.over(v.label, n, (pt.primal.v.label, primal_s) if primal_s else None)
+        if why:
+            self._skip(pt, why)
+        return why is None
 
     def compile_all(self, points: list[Point]) -> None:
         """``compile`` each point, jitted JAX programs two at a time.
@@ -151,7 +193,8 @@ class Preparing:
             get_backend(v.backend)
         start = time.perf_counter()
         try:
-            p, notes = self.prepare(pt.m, pt.args, v, caught)
+            with admitting(lambda f_evals: self._admit(pt, f_evals, start)):
+                p, notes = self.prepare(pt.m, pt.args, v, caught)
             # XLA's analysis reads the compiled program; PyTorch counts by running it,
             # so its count waits until after the timing (Point.counted)
             pt.prepared, pt.notes = p, list(notes)
@@ -166,6 +209,8 @@ class Preparing:
                 nnz=nnz,
                 compile_loaded=getattr(p, "compile_loaded", None),
             )
+        except OverBudget as exc:  # refused before compiling: nothing of it ran
+            self._skip(pt, str(exc))
         except Exception as exc:  # ModelError, SizeError, ...: shown, the sweep goes on
             pt.skipped = reason(exc)
         pt.prepare_s = time.perf_counter() - start
@@ -181,11 +226,10 @@ class Preparing:
             pt.skipped = f"prepare took {seconds(pt.prepare_s)} > budget {seconds(budget_s)}"
             self.budget.add_overrun(v.label, n, pt.prepare_s)  # the next size: longer still
             return
-        primal_s = pt.primal.estimate_s() if pt.primal else None
-        first = self._first_guess(v, n, p.f_evals, primal_s)
-        if first is not None and pt.prepare_s + first > budget_s:
-            pt.skipped = (f"predicted {seconds(first)} ({p.f_evals} f evals x primal, "
-                          f"twice) > budget {seconds(budget_s)}")  # fmt: skip
+        # asked before compiling too (``_admit``); now with the compile's seconds
+        why = self._first_guess(pt, p.f_evals, pt.prepare_s)
+        if why is not None:
+            self._skip(pt, why)
             return
         try:
             fn = p.with_error if v.scheme == "richardson" else p

@@ -229,7 +229,7 @@ def test_a_first_size_is_predicted_from_f_evals_and_the_primal():
                             reference=None, **FAST))  # fmt: skip
     primal, numeric = seen
     assert primal.skipped is None and numeric.f_evals == 21
-    assert numeric.skipped.startswith("predicted ") and "21 f evals x primal" in numeric.skipped
+    assert numeric.skipped.startswith("predicted ") and "(21 f evals) > budget" in numeric.skipped
     assert 20 not in moved  # no derivative ran
 
 

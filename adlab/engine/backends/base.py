@@ -37,7 +37,9 @@ class Program:
             shape; other frameworks: x converted first).
         compile_s: seconds the framework took to compile (the first call of a
             compiled function); 0.0 when nothing was compiled.
-        first: the first call's result (None: no call made yet).
+        first: the first call's result, where compiling made one (``torch.compile``,
+            ``tf.function``, JavaScript); None: no call made yet (JAX compiles ahead of
+            time, and nothing runs until the program is called).
         cost: ``cost()`` -> XLA's analysis of the program, or None where there is none.
         compiled: JAX's ``jax.stages.Compiled`` program (what ``adlab.profile`` reads),
             else None.
@@ -53,6 +55,9 @@ class Program:
         memory: for a program that runs outside Python (JavaScript), ``memory()`` -> the
             fields ``Prepared.memory`` returns, measured where it runs; None: measured in
             Python with the backend's ``peak`` and ``residuals``.
+        broken: called once where ``call`` failed at the very inputs it was made for, so
+            ``fallback`` serves from then on (JAX: a program loaded from adlab's cache that
+            loads but does not run, dropped from the cache); None: nothing to do.
     """
 
     call: Callable[[Any], Any]
@@ -66,6 +71,7 @@ class Program:
     timer: Any = None
     typed: bool = False
     memory: Callable[[], dict[str, Any]] | None = None
+    broken: Callable[[], None] | None = None
 
 
 def tree_map(fn: Callable, tree: Any) -> Any:

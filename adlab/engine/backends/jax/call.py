@@ -15,6 +15,7 @@ calls the jitted function with the precision set, which traces such inputs anew.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable
@@ -76,16 +77,22 @@ def bind(fn: Callable, inputs: tuple, jit: bool) -> tuple[Callable, Any, tuple]:
     return call, program, (*passed, inputs[0])
 
 
-def direct(compiled: Any, example: tuple) -> tuple[Callable, Any]:
-    """(call, out): the compiled program's own C++ call, and its first result.
+def direct(compiled: Any) -> Callable:
+    """The compiled program's own C++ call, built without running the program.
 
-    ``Compiled.__call__`` is a Python frame (~0.3 us) around the C++ call it
-    builds on the first call; that attribute is private, so it is read
-    guarded: a JAX that moved it gets ``Compiled.__call__`` itself.
+    ``Compiled.__call__`` is a Python frame (~0.3 us) around the C++ call it builds on
+    its first call. It is built here as ``__call__`` builds it, from private attributes
+    read guarded: a JAX that moved them gets ``Compiled.__call__`` itself. Built, not
+    called: a call here ran the whole derivative (asynchronously) before a sweep's
+    budget could skip it, and the next program's first call waited behind it on JAX's
+    CPU stream: forward mode on mlp_batched at n = 300, predicted at 47 s and skipped,
+    made reverse's first call take 35 s (issue 38).
     """
-    out = compiled(*example)
-    call = getattr(compiled, "_call", None)
-    return (call if callable(call) else compiled), out
+    call = getattr(compiled, "_call", None)  # built already, where it was called before
+    if call is None:
+        with contextlib.suppress(Exception):  # None where JAX has none (host callbacks)
+            call = compiled._executable.create_cpp_call(compiled._params)
+    return call if callable(call) else compiled
 
 
 def in_precision(call: Callable, x64: bool) -> Callable:
@@ -123,7 +130,7 @@ def rebinding(general: Any, inputs: tuple, precision: str) -> Callable:
     example = (*inputs[1:], inputs[0])
     with precision_scope(precision):
         compiled = general.trace(*example).lower().compile()
-    call, _ = direct(compiled, example)
+    call = direct(compiled)
     x64 = precision == "float64"
 
     def run(*given: Any) -> Any:
@@ -172,26 +179,19 @@ def program(built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str
             _memory.check(hit.xla["temp_bytes"] + hit.xla["output_bytes"],
                           "XLA's compiled program")  # fmt: skip
             compiled, compile_s = hit.compiled, hit.load_s
-    first = None
+    broken: Callable[[], None] | None = None
     if compiled is not None:
-        # The first call, outside the precision scope: JAX keys its fast path on the
-        # caller's x64 state, so later calls from the same place take it at once.
-        try:
-            fast, first = direct(compiled, example)
-        except Exception:
-            if hit is None:
-                raise
-            # an entry that loads but does not run: compiled afresh in its place
-            _programs.drop(key)
-            return program(built, inputs, args, jit=jit, precision=precision, guard=guard)
+        fast = direct(compiled)  # nothing runs until p is called (direct's docstring)
         if len(example) > 1:  # the passed arguments, before x
             fast = functools.partial(fast, *example[:-1])
+        if hit is not None:  # an entry that loads but does not run: dropped when it fails
+            broken = functools.partial(_programs.drop, key)
     cost = functools.cache(lambda: _cached_cost(key, hit, compiled, inputs, example,
                                                 built.cost_fn, args, precision))  # fmt: skip
-    return Program(call=fast, fallback=through_jit, compile_s=compile_s, first=first, cost=cost,
+    return Program(call=fast, fallback=through_jit, compile_s=compile_s, cost=cost,
                    compiled=compiled, loaded=hit is not None,
                    cold_compile_s=hit.compile_s if hit is not None else compile_s,
-                   typed=compiled is not None)  # fmt: skip
+                   typed=compiled is not None, broken=broken)  # fmt: skip
 
 
 def _compile(jitted: Any, example: tuple, jit: bool, guard: Callable,
