@@ -59,7 +59,9 @@ def test_hand_oracles_cover_the_catalog():
 
 
 @pytest.mark.parametrize("precision", ["float64", "float32"])
-@pytest.mark.parametrize("n", [1, 10, 100])
+# the smallest size (a lone entry: broadcasts and reductions at their edge) and a larger one:
+# each size is an XLA program per mode and precision; 10 is taken by the tests below
+@pytest.mark.parametrize("n", [1, 100])
 @pytest.mark.parametrize("name", sorted(HAND))
 @pytest.mark.parametrize(("mode", "scheme"), METHODS, ids=lambda v: v)
 def test_every_mode_matches_the_hand_derivative(name, n, precision, mode, scheme):
