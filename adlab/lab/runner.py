@@ -21,7 +21,7 @@ from typing import Any
 
 from .._vocab import Record, StepRecord
 from ..accuracy.steps import STEP_SCHEMES, step_errors
-from ..engine.backends import DEFAULT, with_fact
+from ..engine.backends import DEFAULT, REFERENCE, with_fact
 from ..engine.backends.js.transport import running_in
 from ..engine.model.source import Model
 from ..measure import bench
@@ -187,7 +187,7 @@ def _sweep(job: Job, chosen: Any, emit: Callable[[str, Any], None],
         if superseded():
             return
         emit("pattern", shown)
-    if job.steps and not _steps(job, emit, superseded):
+    if job.steps and not _steps(job, emit, superseded, sweep.records):
         return
     emit("done", None)
 
@@ -208,8 +208,35 @@ def _noise_note(record: Record, emit: Callable[[str, Any], None]) -> None:
         emit("note", f"Note: {text[0].upper()}{text[1:]}")
 
 
-def _steps(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[], bool]) -> bool:
-    """The step-size curves at ``job.steps_n``; False when superseded on the way."""
+#: the modes whose derivative a step-size curve takes, at each of its dozens of steps
+STEPPED = ("numeric", "complex-step")
+
+
+def steps_unaffordable(records: Iterable[Record], n: int) -> str | None:
+    """Why the step-size curves at ``n`` are not drawn: the derivative they take (JAX's
+    finite differences or complex step, a series of the run) was predicted over the
+    budget at its last size up to ``n``, as its record says; else None. A prepare that
+    overran (under load, say) predicts nothing of the curves' calls: they are drawn."""
+    last: dict[str, Record] = {}
+    for r in records:
+        if r.mode in STEPPED and r.backend == REFERENCE and r.n <= n:
+            if r.label not in last or r.n >= last[r.label].n:
+                last[r.label] = r
+    for r in last.values():
+        if r.skipped and r.skipped.startswith("predicted "):
+            return f"{r.label} at n = {r.n}: {r.skipped}"
+    return None
+
+
+def _steps(job: Job, emit: Callable[[str, Any], None], superseded: Callable[[], bool],
+           records: Sequence[Record]) -> bool:  # fmt: skip
+    """The step-size curves at ``job.steps_n``, where the run's records afford them
+    (``steps_unaffordable``); False when superseded on the way."""
+    why = steps_unaffordable(records, job.steps_n)
+    if why:  # each curve would take that derivative at dozens of steps
+        emit("note", f"Step-size curves not drawn: each takes the derivative at dozens of "
+             f"steps, and the sweep skipped it ({why}).")  # fmt: skip
+        return True
     emit("status", f"Step sizes at n = {job.steps_n}...")
     if job.steps_n < job.n:
         emit("note", f"Step-size curves at n = {job.steps_n}, not {job.n}: they take "
