@@ -148,13 +148,10 @@ class Model:
             source=text,
             wrt=wrt,
             settings=known,
-            _functions={key: ns["f"] for key, ns in namespaces.items()},
-            _setup=ns["setup"],
-            _source_code=(code, bound),
-            _files=files,
-            _return_lineno=_last_return(tree, "f"),
+            _functions={key: ns["f"] for key, ns in namespaces.items()}, _setup=ns["setup"],
+            _source_code=(code, bound), _files=files, _return_lineno=_last_return(tree, "f"),
             _nargs=_count_args(ns["f"]),
-        )
+        )  # fmt: skip
 
     @classmethod
     def from_function(
@@ -318,16 +315,11 @@ class Model:
         return f"Model({self.name!r}, wrt={self.wrt!r}{extra})"
 
 
-def _without_private(signature: inspect.Signature) -> inspect.Signature:
-    """signature less the parameters whose names start with ``_``."""
-    public = [p for p in signature.parameters.values() if not p.name.startswith("_")]
-    return signature.replace(parameters=public)
-
-
-# help(), Jupyter's shift-tab and the API page show what a user reads; the fields adlab fills
-# itself (from_source, from_function) stay in __init__ but out of the signatures they show
-Model.__signature__ = _without_private(inspect.signature(Model))
-Model.__init__.__signature__ = _without_private(inspect.signature(Model.__init__))
+# help(), Jupyter's shift-tab and the API page show what a user reads: the fields adlab fills
+# itself (from_source, from_function) stay in __init__, out of the signatures shown
+for _shown, _sig in ((o, inspect.signature(o)) for o in (Model, Model.__init__)):
+    _shown.__signature__ = _sig.replace(parameters=[p for p in _sig.parameters.values()
+                                                    if not p.name.startswith("_")])  # fmt: skip
 
 
 def _refuse_own_imports(tree: ast.Module, filename: str) -> None:
@@ -343,10 +335,8 @@ def _refuse_own_imports(tree: ast.Module, filename: str) -> None:
             "the model imports its own np; adlab binds np to the framework's NumPy-like "
             "namespace (jax.numpy under JAX, numpy for backend='numpy', ...), so one "
             "text runs under every backend",
-            lineno=lineno,
-            line=line,
-            hint=f"np is provided by adlab; remove `{line.strip()}`",
-        )
+            lineno=lineno, line=line, hint=f"np is provided by adlab; remove `{line.strip()}`",
+        )  # fmt: skip
     # after np's: `import jax.numpy as np` is refused as an np of its own
     for lineno, backend in framework_uses(tree)[:1]:
         line = source_line(filename, lineno) or ""
