@@ -10,12 +10,13 @@
   returning large blocks (``MALLOC_MMAP_THRESHOLD_``) and the measured call is the
   first after ``prepare`` (TensorFlow's allocator keeps what it grew).
 - M3: checkpointing lstm (GradBench's l = 4, c = 1024) and ode at a large size,
-  reverse mode on JAX and PyTorch: peak memory and time against no checkpointing.
+  reverse mode on JAX and PyTorch: peak memory and time against no checkpointing, the
+  time in interleaved pairs of calls (``--repeats``), as the machine's load moves both.
 - M4: a sweep's wall time with memory measured against without, fresh processes in turn.
 - M5: points that would not fit: ``ba`` with a dense Jacobian and ``mlp_per_sample`` at
   large n, in a child process: the skip reasons and the child's peak resident memory.
 
-    python benchmarks/memory.py [--goals m1,m2,m3,m4,m5] [--quick]
+    python benchmarks/memory.py [--goals m1,m2,m3,m4,m5] [--quick] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -146,34 +147,44 @@ def m2(quick: bool) -> None:
               f"{r['counter'].split(';')[0]}")  # fmt: skip
 
 
-def _series(label: str, records: list) -> adlab.Record:
-    return next(r for r in records if r.label == label)
+def _pairs(plain: adlab.Prepared, other: adlab.Prepared, repeats: int) -> list[float]:
+    """``other``'s time over ``plain``'s, per pair of calls made one after the other (the
+    order swapped every round), so that both calls of a pair meet the same load."""
+    from adlab.measure.timing import awaited_call
+
+    ratios = []
+    for i in range(repeats):
+        first, second = (plain, other) if i % 2 == 0 else (other, plain)
+        a, _ = awaited_call(first, first.inputs)
+        b, _ = awaited_call(second, second.inputs)
+        ratios.append(b / a if first is plain else a / b)
+    return ratios
 
 
-def m3(quick: bool) -> None:
-    print("M3: checkpointing, reverse mode: peak memory and time against none")
+def m3(quick: bool, repeats: int = 7) -> None:
+    print(f"M3: checkpointing, reverse mode: peak memory against none (each call's "
+          f"counter), time in {repeats} interleaved pairs (the ratio's median, range)")  # fmt: skip
     cases = [("lstm", {"LAYERS": 4}, 256 if quick else 1024),
              ("ode", {"S": 100 if quick else 1000}, 1000 if quick else 10_000)]  # fmt: skip
-    for model, settings, n in cases:
+    for name, settings, n in cases:
+        model = adlab.load_model(name, **settings)
+        args = model.setup(n)
         for backend in ("jax", "torch"):
-            tag = "" if backend == "jax" else "torch,"
-            labels = [f"reverse({backend})" if tag else "reverse",
-                      *(f"reverse({tag}checkpoint={c})" for c in ("true", "sqrt"))]  # fmt: skip
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                records = list(adlab.bench(model, [n], labels, settings=settings, budget_s=600,
-                                           repeats=5, reference=None, warn=False))  # fmt: skip
-            base = _series(labels[0], records)
-            print(f"  {model} {settings} n={n} on {backend}: none "
-                  f"{human_bytes(base.peak_bytes)} peak, {base.median_s:.4g} s")  # fmt: skip
-            for label in labels[1:]:
-                r = _series(label, records)
-                if r.skipped:
-                    print(f"    {label}: skipped: {r.skipped}")
-                    continue
-                print(f"    {label}: {human_bytes(r.peak_bytes)} peak "
-                      f"({base.peak_bytes / r.peak_bytes:.1f}x less), {r.median_s:.4g} s "
-                      f"({r.median_s / base.median_s:.2f}x the time)")  # fmt: skip
+                plain = adlab.prepare(model, *args, mode="reverse", backend=backend)
+                base = plain.memory()["peak_bytes"]
+                print(f"  {name} {settings} n={n} on {backend}: none {human_bytes(base)} peak")
+                for ck in (True, "sqrt"):
+                    p = adlab.prepare(model, *args, mode="reverse", backend=backend,
+                                      checkpoint=ck)  # fmt: skip
+                    peak = p.memory()["peak_bytes"]
+                    load = os.getloadavg()[0]
+                    ratios = _pairs(plain, p, repeats)
+                    print(f"    checkpoint={ck}: {human_bytes(peak)} peak ({base / peak:.1f}x "
+                          f"less), {statistics.median(ratios):.2f}x the time (range "
+                          f"{min(ratios):.2f}-{max(ratios):.2f}; load {load:.1f}-"
+                          f"{os.getloadavg()[0]:.1f})")  # fmt: skip
 
 
 SWEEP_MODES = ["forward", "reverse", "numeric[central]", "complex-step", "reverse(torch)",
@@ -280,11 +291,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--goals", default="m1,m2,m3,m4,m5")
     ap.add_argument("--quick", action="store_true", help="smaller sizes, to try the script")
+    ap.add_argument("--repeats", type=int, default=7, help="M3's interleaved pairs of calls")
     a = ap.parse_args()
     print(f"{time.strftime('%Y-%m-%d %H:%M')} adlab {adlab.__version__}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")  # fmt: skip
     for goal in a.goals.split(","):
-        GOALS[goal.strip()](a.quick)
+        goal = goal.strip()
+        if goal == "m3":
+            m3(a.quick, a.repeats)
+        else:
+            GOALS[goal](a.quick)
 
 
 if __name__ == "__main__":

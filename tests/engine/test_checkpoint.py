@@ -3,8 +3,9 @@
 The derivative with ``checkpoint=True`` (each step recomputed in the backward pass) and
 ``"sqrt"`` (Griewank's two levels) is the one without it, to 1e-12 in float64, on JAX,
 PyTorch and TensorFlow, for both loops, T a perfect square and not, forwards and in
-reverse, and on the catalog's loop models; frameworks without checkpointing refuse it,
-at the model's line; and it lowers the memory a reverse pass keeps (``Prepared.memory``).
+reverse, and on the catalog's loop models (on PyTorch, particle's own grad(fn) in the loop
+too); frameworks without checkpointing refuse it, at the model's line; and it lowers the
+memory a reverse pass keeps (``Prepared.memory``).
 
 Internals: checkpoint_matters (which programs the option keys apart) and segment_size (the
 sqrt split's segments, remainder included), both of backends.checkpoint.
@@ -102,14 +103,25 @@ def test_particle_checkpointed_on_jax():
         _close(adlab.derivative(m, *args, checkpoint=ck, check=False), plain)
 
 
-@pytest.mark.parametrize(("backend", "words"), [
-    ("torch", "torch.func"), ("tensorflow", "every tape stopped"),
+@pytest.mark.parametrize(("backend", "mode", "words"), [
+    ("torch", "forward", "torch.func"), ("tensorflow", "reverse", "every tape stopped"),
 ])  # fmt: skip
-def test_the_models_own_grad_in_a_checkpointed_loop_is_refused_with_the_reason(backend, words):
+def test_the_models_own_grad_in_a_checkpointed_loop_is_refused_with_the_reason(backend, mode,
+                                                                               words):  # fmt: skip
     m = adlab.load_model("particle", STEPS=5)
     with pytest.raises(ModelError, match=words) as err:
-        adlab.derivative(m, *m.setup(1), backend=backend, checkpoint=True, check=False)
+        adlab.derivative(m, *m.setup(1), mode=mode, backend=backend, checkpoint=True,
+                         check=False)  # fmt: skip
     assert err.value.lineno is not None and "backend='jax'" in err.value.hint
+
+
+def test_pytorchs_gradient_checkpoints_a_loop_that_takes_its_own_grad():
+    # the first pass runs without a graph, outside torch.func: the model's grad(fn) runs there
+    m = adlab.load_model("particle", STEPS=5)
+    args = m.setup(1)
+    plain = adlab.derivative(m, *args, backend="torch", check=False)
+    for ck in (True, "sqrt"):
+        _close(adlab.derivative(m, *args, backend="torch", checkpoint=ck, check=False), plain)
 
 
 @pytest.mark.parametrize("backend", ["autograd", "numpy", "js", "tfjs"])

@@ -21,8 +21,8 @@ Both take ``checkpoint=`` (keyword only), memory for time in reverse mode:
 
 Each framework's own mechanism does it: ``jax.checkpoint`` on the body (``"sqrt"``:
 an outer scan over the segments whose checkpointed body is an inner scan of a
-segment, the remainder a segment of its own), ``torch.utils.checkpoint`` (non
-reentrant) per step or segment, ``tf.recompute_grad`` per step or segment. The
+segment, the remainder a segment of its own), on PyTorch the reentrant form
+(``torch/remat.py``) per step or segment, ``tf.recompute_grad`` per step or segment. The
 frameworks without one (autograd, NumPy, and JavaScript, whose programs adlab emits)
 refuse ``True`` and ``"sqrt"`` at the model's line (``facts.checkpoint_refusal``).
 ``prepare(..., checkpoint=)`` sets the default of every loop that does not say

@@ -175,7 +175,8 @@ FACTS: dict[str, Facts] = {
         profiler="torch.profiler", own_namespace=True, imports=("torch",),
         traces_with=("data-dependent control flow",
                      "PyTorch batches these evaluations with torch.func.vmap"),
-        checkpoint="torch.utils.checkpoint",
+        checkpoint="reentrant: a first pass without a graph, recomputed in the backward "
+                   "pass (torch.utils.checkpoint inside torch.func)",
         # as of PyTorch 2.14.1: det(3 I + u x^T) = 27 + 9 u.x, whose Hessian is 0, gets
         # entries up to 0.78 by a forward-mode inside; at x = 0, NaN by a reverse one
         known_bugs=(KnownBug(
