@@ -124,7 +124,7 @@ def test_pytorchs_gradient_checkpoints_a_loop_that_takes_its_own_grad():
         _close(adlab.derivative(m, *args, backend="torch", checkpoint=ck, check=False), plain)
 
 
-@pytest.mark.parametrize("backend", ["autograd", "numpy", "js", "tfjs"])
+@pytest.mark.parametrize("backend", ["autograd", "numpy", "tfjs"])
 def test_frameworks_without_checkpointing_refuse_it(backend):
     mode = "numeric" if backend == "numpy" else "reverse"
     # prepare's option: refused before anything runs, with the reason and what to do
@@ -137,9 +137,17 @@ def test_frameworks_without_checkpointing_refuse_it(backend):
         adlab.derivative(said, *said.setup(3), mode=mode, backend=backend, check=False)
     assert "scan(step" in err.value.line
     assert "checkpoint=False" in err.value.hint
-    if backend in ("autograd", "numpy"):  # False: the Python loop (js emits no scan yet)
-        plain = m.with_settings(CHECKPOINT="false")
-        adlab.derivative(plain, *plain.setup(3), mode=mode, backend=backend, check=False)
+    plain = m.with_settings(CHECKPOINT="false")  # runs: the loop, step after step
+    adlab.derivative(plain, *plain.setup(3), mode=mode, backend=backend, check=False)
+
+
+@pytest.mark.parametrize("checkpoint", [True, "sqrt"])
+def test_javascript_checkpointed_gives_jaxs_derivative(checkpoint):
+    """js emits JAX's checkpointed program: its backward loop recomputes, same numbers."""
+    m = adlab.Model.from_source(LOOPS, "loops")
+    args = m.setup(3)
+    got = adlab.derivative(m, *args, backend="js", checkpoint=checkpoint, check=False)
+    _close(got, adlab.derivative(m, *args, check=False))
 
 
 def test_a_bad_checkpoint_value_is_a_clear_value_error():

@@ -221,10 +221,16 @@ FACTS: dict[str, Facts] = {
         description="plain JavaScript on Float64Array, emitted from JAX's programs and run "
         "in Node (or the Lab's page), timed there in loops",
         marker="diamond", dash="dashed", traced=True, g9=True,
-        why_no_nesting=("adlab emits first-order programs only (f, its gradient, its JVP); "
-                        "a second derivative would need the gradient's own program emitted"),
+        # a composition is JAX's program of the whole nesting, emitted as one JavaScript
+        # program: the inner passes are JAX's own, traced inside the outer one
+        nests=NESTED,
+        why_not_nested=_frozen({
+            "numeric": ("differences of a gradient that already runs in Node cannot be "
+                        "traced into one JavaScript program; use a nested scheme"),
+            "complex-step": ("a Float64Array holds real numbers only: no complex step in "
+                             "JavaScript")}),
         profile_refusal="adlab does not read Node's profiler yet",
-        why_no_checkpoint="adlab emits its loops as JavaScript, without recomputation",
+        checkpoint="jax.checkpoint, emitted: the backward loop recomputes its segment",
     ),
     # the model traced with JAX, its program translated to TF.js operations, run in Node
     "tfjs": Facts(

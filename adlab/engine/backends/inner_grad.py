@@ -290,4 +290,6 @@ _MAKERS: dict[str, Callable[[str, str], Callable]] = {
     "tensorflow": _tensorflow,
     "autograd": _autograd,
     "numpy": _numpy,
+    # JavaScript is emitted from JAX's program: a grad inside f is JAX's, traced with it
+    "js": _jax,
 }
