@@ -90,3 +90,12 @@ def test_the_advice_names_each_mode_it_did_not_measure_and_why(ran):
     assert list(advice.skipped) == ["forward"]
     assert advice.describe().endswith(f" Not measured at n = {N}: forward: {why}.")
     assert ("forward", N) not in ran and ("reverse", N) in ran
+
+
+def test_complex_step_is_guessed_in_complex_arithmetic():
+    """mlp_batched at n = 1 on NumPy: f is 0.15 ms in float64 and 20 ms on complex numbers
+    (NumPy's complex product), so the 22,041 passes of complex step are over the budget,
+    which f's real time alone does not show (it ran them for a minute and more)."""
+    (_, rec) = adlab.bench("mlp_batched", sizes=[1], modes=["complex-step(numpy)"], **QUICK)
+    assert rec.label == "complex-step(numpy)" and rec.median_s is None
+    assert "(22,041 f evals) > budget" in rec.skipped, rec.skipped
