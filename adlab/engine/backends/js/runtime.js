@@ -27,12 +27,17 @@ function encode(array) {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString("base64");
 }
 
-// backend "tfjs"'s programs: TF.js's runtime (and its bundle), required on first use
-let tfjsRuntime = null;
-const tfjs = () => tfjsRuntime || (tfjsRuntime = require("../tfjs/runtime_tfjs.js"));
+// backends "tfjs"'s and "jaxjs"'s programs: their runtimes (and bundles), required on first use
+const RUNTIMES = { tfjs: () => require("../tfjs/runtime_tfjs.js"),
+                   jaxjs: () => require("../jaxjs/runtime_jaxjs.js") };
+const runtimes = {};
+const runtime = (kind) => runtimes[kind] || (runtimes[kind] = RUNTIMES[kind]());
+const tfjs = () => runtime("tfjs");
 
 function load(msg) {
-  if (msg.kind === "tfjs") return tfjs().load(msg, { programs, DRIVERS, g9Gradient }); // a promise
+  if (msg.kind in RUNTIMES) { // a promise
+    return runtime(msg.kind).load(msg, { programs, DRIVERS, g9Gradient, numeric, g9 });
+  }
   const consts = msg.consts.map(decode);
   const factory = (0, eval)(msg.source);
   programs.set(msg.id, {
@@ -79,6 +84,8 @@ function rows(p, d) {
 
 // finite differences on the emitted f, as adlab.engine.modes.numeric takes them: the step
 // rounded to a distance x can move, each slope divided by the distance actually taken
+// (x may be a Float32Array, as jax-js's float32 programs hold it: each point is the one
+// x holds once moved there)
 function numeric(p, d) {
   const x = p.inputs[d.x], n = x.length, m = d.m;
   const step = d.step ? p.inputs[d.step] : null;
@@ -89,23 +96,22 @@ function numeric(p, d) {
   let next = 0;
   const f = (into) => { into.set(p.fn(...p.inputs)[0]); return into; };
   const f0 = d.scheme === "forward" ? f(new Float64Array(m)) : null;
-  const at = (j, xj) => { x[j] = xj; return f(kept[next++]); };
+  const at = (j, xj) => { x[j] = xj; return [f(kept[next++]), x[j]]; };
   for (let j = 0; j < n; j++) {
     const xj = x[j];
     next = 0;
     const s = step ? step[j] : d.scale * Math.max(Math.abs(xj), 1.0);
-    const ahead = xj + s;
-    const fa = at(j, ahead);
+    const [fa, ahead] = at(j, xj + s);
     if (d.scheme === "forward") {
       for (let i = 0; i < m; i++) value[i * n + j] = (fa[i] - f0[i]) / (ahead - xj);
     } else {
-      const h = ahead - xj, back = xj - h;
-      const fb = at(j, back);
+      const h = ahead - xj;
+      const [fb, back] = at(j, xj - h);
       if (d.scheme === "central") {
         for (let i = 0; i < m; i++) value[i * n + j] = (fa[i] - fb[i]) / (ahead - back);
       } else {
-        const half = xj + h / 2, low = xj - (half - xj);
-        const fh = at(j, half), fl = at(j, low);
+        const [fh, half] = at(j, xj + h / 2);
+        const [fl, low] = at(j, xj - (half - xj));
         for (let i = 0; i < m; i++) {
           const d1 = (fa[i] - fb[i]) / (ahead - back);
           const d2 = (fh[i] - fl[i]) / (half - low);
@@ -240,13 +246,15 @@ function timeRepeats(msg) {
   return guarded(p, () => ({ samples_s: p.watch.repeats(msg.k) }));
 }
 
-// a TF.js program's memory over one call of its driver, by TF.js's counters (a promise);
-// a plain program's buffers are counted by its emitter, in Python (js/memory.py)
+// a TF.js or jax-js program's memory over one call of its driver, by that framework's own
+// counters (TF.js's: a promise); a plain program's buffers are counted by its emitter, in
+// Python (js/memory.py)
 function memory(msg) {
   const p = programs.get(msg.id);
   if (p === undefined) return { error: `no program ${msg.id}`, kind: "lost" };
-  if (!p.tfjs) return { error: `program ${msg.id} is no TF.js program`, kind: "js" };
-  return tfjs().measure(p, work(p), Boolean(msg.reverse));
+  const kind = p.tfjs ? "tfjs" : p.jaxjs ? "jaxjs" : null;
+  if (!kind) return { error: `program ${msg.id} is no TF.js or jax-js program`, kind: "js" };
+  return runtime(kind).measure(p, work(p), Boolean(msg.reverse));
 }
 
 function drop(msg) {
@@ -256,7 +264,8 @@ function drop(msg) {
   return {};
 }
 
-const OPS = { load, call, drop, tfjs_memory: () => (tfjsRuntime ? tfjsRuntime.memory() : { tensors: 0 }),
+const OPS = { load, call, drop, tfjs_memory: () => (runtimes.tfjs ? tfjs().memory() : { tensors: 0 }),
+              jaxjs_memory: () => (runtimes.jaxjs ? runtime("jaxjs").memory() : { slots: 0, bytes: 0 }),
               ping: () => ({ pong: process.version, programs: programs.size }),
               describe, time_start: timeStart, time_repeats: timeRepeats, memory };
 
