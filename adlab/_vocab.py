@@ -44,14 +44,17 @@ PRECISIONS: tuple[str, ...] = ("float32", "float64")
 #: ``np`` is, and whose AD and compiler take the derivative. ``numpy`` is the
 #: framework-free baseline (no AD: finite differences and complex step only). ``js`` is
 #: plain JavaScript emitted from f's JAX programs, run in Node; ``tfjs`` is TensorFlow.js,
-#: f's JAX program translated to its operations, differentiated by TF.js (float32).
-Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs"]
-BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs")
+#: f's JAX program translated to its operations, differentiated by TF.js (float32);
+#: ``jaxjs`` is jax-js, the same translation differentiated by jax-js's own transforms.
+Backend = Literal["jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs", "jaxjs"]
+BACKENDS: tuple[str, ...] = ("jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs",
+                             "jaxjs")  # fmt: skip
 
-#: What a JavaScript backend's programs run on: TF.js's cpu, wasm or webgl backend
-#: (plain JavaScript: cpu). The Python frameworks run where they put themselves.
-Device = Literal["cpu", "wasm", "webgl"]
-DEVICES: tuple[str, ...] = ("cpu", "wasm", "webgl")
+#: What a JavaScript backend's programs run on: TF.js's cpu, wasm or webgl backend, jax-js's
+#: wasm, cpu, webgl or webgpu (plain JavaScript: cpu). The Python frameworks run where they
+#: put themselves.
+Device = Literal["cpu", "wasm", "webgl", "webgpu"]
+DEVICES: tuple[str, ...] = ("cpu", "wasm", "webgl", "webgpu")
 
 #: Where a JavaScript backend's programs run: Node (started by adlab), or the browser
 #: that shows the Lab (only while its page is attached).

@@ -17,6 +17,7 @@ from .facts import (
     DEFAULT,
     FACTS,
     JAVASCRIPT,
+    JAXJS,
     REFERENCE,
     TFJS,
     Facts,
@@ -27,7 +28,8 @@ from .facts import (
     with_fact,
 )
 
-__all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "JAVASCRIPT", "KNOWN", "REFERENCE",
+__all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "JAVASCRIPT", "JAXJS", "KNOWN",
+           "REFERENCE",
            "TFJS", "Backend",
            "Facts", "Known", "KnownBug", "MissingFramework", "Program", "always_installed",
            "default_jit", "facts_of", "get_backend", "has_compiler", "installed", "label_of",

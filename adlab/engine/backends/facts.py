@@ -5,7 +5,7 @@ Everything here can be said without importing the framework. Outside
 (``tests/test_structure.py`` counts the few that do): it reads an entry
 (``FACTS[name].label``), a fact that picks frameworks (``sparse``, ``profiler``,
 ``nests``...), or one of the names below (``DEFAULT``, ``REFERENCE``, ``BASELINE``,
-``JAVASCRIPT``, ``TFJS``). Adding a framework is its folder under ``backends/``,
+``JAVASCRIPT``, ``TFJS``, ``JAXJS``). Adding a framework is its folder under ``backends/``,
 its entry here and its tests.
 """
 
@@ -26,6 +26,8 @@ BASELINE = "numpy"
 #: plain JavaScript emitted from JAX's programs, and TensorFlow.js
 JAVASCRIPT = "js"
 TFJS = "tfjs"
+#: JAX's design in JavaScript: f translated to jax-js, differentiated by its own transforms
+JAXJS = "jaxjs"
 
 #: the second-order compositions of modes (``adlab.engine.modes.hessian.NAMES``), named
 #: here because a framework's entry says which of them it nests
@@ -244,6 +246,20 @@ FACTS: dict[str, Facts] = {
         why_no_nesting=("adlab translates f alone, and TF.js's tf.grad of tf.grad is not "
                         "offered yet"),
         why_no_checkpoint="adlab translates its loops to TF.js, without recomputation",
+    ),
+    # the model traced with JAX, its program translated to jax-js operations, run in Node
+    "jaxjs": Facts(
+        "jax", None, "jax-js", "jax-js's jit (fused kernels; loops unrolled)",
+        executable="node", install="apt-get install -y nodejs",
+        description="jax-js 0.1.25 (wasm or cpu in Node; webgl or webgpu in the Lab's page): "
+        "f translated to jax-js operations, differentiated by its own grad, vjp and jvp",
+        how_eager="grad, vjp and jvp, eager", how_jit="jax-js's jit (fused kernels)",
+        marker="square_pin", dash="dashdot", traced=True, g9=True,
+        profile_refusal="adlab does not read jax-js's profiler yet",
+        why_no_nesting=("adlab translates f alone, and does not hand a composition of modes "
+                        "to jax-js's own nesting (jvp of grad) yet"),
+        why_no_checkpoint="adlab translates its loops to JavaScript loops, without "
+        "recomputation",
     ),
 }
 # fmt: on
