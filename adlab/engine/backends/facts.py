@@ -256,6 +256,9 @@ FACTS: dict[str, Facts] = {
         how_eager="grad, vjp and jvp, eager", how_jit="jax-js's jit (fused kernels)",
         marker="square_pin", dash="dashdot", traced=True, g9=True,
         profile_refusal="adlab does not read jax-js's profiler yet",
+        # float32 first, as jax-js's own arrays and its webgl and webgpu backends; float64
+        # on wasm computes sin, cos, exp and log to float32's accuracy (cpu: Math's)
+        precisions=("float32", "float64"),
         why_no_nesting=("adlab translates f alone, and does not hand a composition of modes "
                         "to jax-js's own nesting (jvp of grad) yet"),
         why_no_checkpoint="adlab translates its loops to JavaScript loops, without "
