@@ -51,7 +51,8 @@ def test_a_framework_not_installed_is_greyed_out_with_its_pip_command(monkeypatc
     _not_installed(monkeypatch, "torch", "tensorflow", "js")
     lab = adlab.Lab(n=3, frameworks=["jax"], steps=False, **FAST)
     boxes = lab.framework_checkboxes
-    assert list(boxes) == ["jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs"]
+    assert list(boxes) == ["jax", "numpy", "torch", "tensorflow", "autograd", "js", "tfjs",
+                           "jaxjs"]
     for name, extra in (("torch", "torch"), ("tensorflow", "tensorflow")):
         assert boxes[name].disabled and not boxes[name].value
         assert f"pip install 'adlab[{extra}]'" in boxes[name].description

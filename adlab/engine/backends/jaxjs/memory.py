@@ -18,8 +18,9 @@ from ..js.node import JsError
 PEAK = ("jax-js's own count of its buffers (its backend's slots, each buffer once): the "
         "most bytes held during the call less those held before")  # fmt: skip
 #: ... and of the residuals
-RESIDUALS = ("the bytes jax-js's vjp holds once it has run f's forward pass (x, f's other "
-             "arguments, the constants and f's value not counted)")  # fmt: skip
+RESIDUALS = ("the bytes jax-js's vjp, run eagerly, holds once it has run f's forward pass "
+             "(x, f's other arguments, the constants and f's value not counted; under jit "
+             "the fused program keeps what it keeps inside its kernels)")  # fmt: skip
 #: the drivers whose derivative has a reverse part (``program.DRIVERS``)
 REVERSE = ("jaxjs_grad", "jaxjs_rows")
 
