@@ -15,7 +15,7 @@ import tempfile
 from importlib import resources
 
 from adlab.catalog import load_model
-from adlab.measure.series import parse_variant
+from adlab.measure.series import parse_variant, sweep_precision
 
 
 class Recorder:
@@ -139,6 +139,7 @@ def in_chromium(sizes: list[int], modes: list[str], isolated: bool = False) -> d
     import shutil
 
     import adlab
+    from adlab.engine.backends import with_fact
     from adlab.engine.backends.js.node import node
     from adlab.engine.backends.js.transport import running_in
     from adlab.lab.page_runner import runtime_modules
@@ -158,10 +159,12 @@ def in_chromium(sizes: list[int], modes: list[str], isolated: bool = False) -> d
             args = m.setup(n)
             for label in ["primal(js)", *modes]:
                 v = parse_variant(label)
-                if v.backend not in ("js", "tfjs"):
+                if v.backend not in with_fact("traced"):  # JavaScript's backends
                     continue
+                precision = v.precision or sweep_precision(v.backend, "float64")
                 p = adlab.prepare(m, *args, mode=v.mode, scheme=v.scheme or "central",
-                                  backend=v.backend, device=v.device)  # fmt: skip
+                                  backend=v.backend, device=v.device, jit=v.jit,
+                                  precision=precision)  # fmt: skip
                 p(*p.inputs)
                 keep.append(p)  # alive: its program stays loaded until the replay is sent
                 ids.setdefault(str(n), {})[label] = p.timer.fn.last.id
