@@ -45,8 +45,9 @@ class PageLost(RuntimeError):
 
 def runtime_modules() -> dict[str, str]:
     """The runtime's files by file name (no ``.js``): ``runtime``, what it requires beside
-    it (``timing``), and TF.js's runtime and bundle (``runtime_tfjs``, ``tfjs.min``: 1.8 MB,
-    parsed in the page only when a TF.js program is loaded)."""
+    it (``timing``), and TF.js's and jax-js's runtimes and bundles (``runtime_tfjs``,
+    ``tfjs.min``: 1.8 MB; ``runtime_jaxjs``, ``jaxjs.min``: 0.34 MB; each parsed in the page
+    only when a program of its framework is loaded)."""
     backends = resources.files("adlab.engine.backends")
     files = []
     for name in with_fact("traced"):  # the JavaScript backends' folders (and static/ bundles)

@@ -152,3 +152,15 @@ def test_the_tfjs_device_choice_names_the_variants():
     lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["tfjs"], steps=False, device="webgl")
     assert lab.device_toggle.value == "webgl" and "device" not in lab.state.options
     assert lab.state.variants == ["reverse(tfjs,webgl)"]
+
+
+def test_the_jaxjs_tick_runs_reverse_jaxjs_in_the_page(page):
+    """jax-js's box names ``reverse(jaxjs)``; the page is sent jax-js's runtime and bundle,
+    and its programs run there as js's do (float32, jax-js's default)."""
+    lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["jaxjs"], steps=False)
+    assert lab.state.variants == ["reverse(jaxjs)"]
+    assert {"runtime_jaxjs", "jaxjs.min"} <= set(page_runner.runtime_modules())
+    with transport.running_in(page.runner):
+        got = gradient("jaxjs")
+    assert "load" in page.ops
+    np.testing.assert_allclose(got, gradient("jax"), rtol=1e-5)
