@@ -272,7 +272,7 @@ def test_scheme_g9_gives_g9s_gradient_on_js_and_numpy():
 
 def test_scheme_g9_is_refused_where_it_cannot_run():
     m = adlab.Model.from_source(G9_SRC, "small")
-    with pytest.raises(ValueError, match="runs on backend 'js', 'tfjs' or 'numpy'"):
+    with pytest.raises(ValueError, match="runs on backend 'js', 'tfjs', 'jaxjs' or 'numpy'"):
         adlab.derivative(m, *m.setup(3), mode="numeric", scheme="g9", backend="jax")
     wide = _model("wide_moments")
     with pytest.raises(ValueError, match="scalar f"):
