@@ -156,11 +156,16 @@ def test_the_tfjs_device_choice_names_the_variants():
 
 def test_the_jaxjs_tick_runs_reverse_jaxjs_in_the_page(page):
     """jax-js's box names ``reverse(jaxjs)``; the page is sent jax-js's runtime and bundle,
-    and its programs run there as js's do (float32, jax-js's default)."""
+    and its programs run there as js's do (float32, jax-js's default); its GPU backends,
+    a page's only, refuse float64 before jax-js would at its first kernel."""
     lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["jaxjs"], steps=False)
     assert lab.state.variants == ["reverse(jaxjs)"]
     assert {"runtime_jaxjs", "jaxjs.min"} <= set(page_runner.runtime_modules())
     with transport.running_in(page.runner):
         got = gradient("jaxjs")
+        m = resolve_model("normal_logpdf")
+        with pytest.raises(ValueError, match="webgpu backend computes in float32 only"):
+            adlab.derivative(m, *m.setup(4), backend="jaxjs", device="webgpu",
+                             precision="float64")  # fmt: skip
     assert "load" in page.ops
     np.testing.assert_allclose(got, gradient("jax"), rtol=1e-5)
