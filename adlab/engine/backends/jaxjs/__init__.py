@@ -87,14 +87,7 @@ class JaxjsBackend(JsBackend):
                         "jaxjs_backend": self.device}}  # fmt: skip
 
     def convert(self, args: tuple, precision: str) -> tuple:
-        """``args`` as they are (cast to ``precision`` by the engine already: the trace
-        follows them); float64 on webgl or webgpu is refused ("Unsupported dtype for
-        WebGPU: float64", jax-js says at the first kernel)."""
-        if precision == "float64" and self.device in IN_PAGES:
-            raise ValueError(f"jax-js's {self.device} backend computes in float32 only, so "
-                             "precision='float64' cannot be honoured there; use "
-                             "precision='float32', or device='wasm' for float64")  # fmt: skip
-        return args
+        return args  # cast to precision by the engine already; the trace follows it
 
     def complex(self, x: Any, dtype: Any) -> Any:
         raise ValueError(f"{NO_COMPLEX}; mode 'forward' or 'reverse' gives the exact "
@@ -125,6 +118,10 @@ class JaxjsBackend(JsBackend):
 
         from ..js.timer import JsTimer
 
+        if precision == "float64" and self.device in IN_PAGES:  # jax-js: at its first kernel
+            raise ValueError(f"jax-js's {self.device} backend computes in float32 only, so "
+                             "precision='float64' cannot be honoured there; use "
+                             "precision='float32', or device='wasm' for float64")  # fmt: skip
         fn = built.fn
         if not getattr(fn, "in_node", False):
             fn = self._fn(fn, 0, "once", jit=jit)
