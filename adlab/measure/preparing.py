@@ -23,6 +23,7 @@ import numpy as np
 
 from .._format import seconds
 from ..engine.backends import REFERENCE, get_backend
+from ..engine.backends.facts import facts_of
 from ..engine.derivative import UntrustedWarning, prepare
 from ..engine.model.source import Model
 from ..engine.programs.admission import admitting
@@ -246,10 +247,6 @@ class Preparing:
             pt.watch, pt.skipped = None, reason(exc)
 
 
-#: the backends whose complex step runs f eagerly on NumPy's own arrays
-_EAGER_ON_NUMPY = ("numpy", "autograd")
-
-
 def _complex_f_s(pt: Point) -> float | None:
     """One f in complex arithmetic, timed (the faster of two calls), where complex step runs
     f eagerly on NumPy's arrays: a complex product can cost a thousand real ones (NumPy's
@@ -257,7 +254,7 @@ def _complex_f_s(pt: Point) -> float | None:
     primal's time does not show. None elsewhere (compiled programs: the primal's time
     holds) or for several differentiated arguments."""
     m, args = pt.m, pt.args
-    if pt.v.backend not in _EAGER_ON_NUMPY or isinstance(args, Exception):
+    if not facts_of(pt.v.backend).on_numpy_arrays or isinstance(args, Exception):
         return None
     if not isinstance(m.wrt, int):
         return None

@@ -104,6 +104,8 @@ class Facts:
             checkpoint=True)`` or ``"sqrt"``), in words; None: it has no checkpointing.
         why_no_checkpoint: why not (checkpoint None), in words.
         known_bugs: the derivatives it gets wrong itself (``KnownBug``).
+        on_numpy_arrays: f runs eagerly on NumPy's own arrays, complex ones for complex
+            step (whose cost a sweep guesses by timing f on them).
     """
 
     package: str
@@ -136,6 +138,7 @@ class Facts:
     precisions: tuple[str, ...] = ("float64", "float32")
     forward_column_cost: float | None = None
     checkpoint: str | None = None
+    on_numpy_arrays: bool = False
     why_no_checkpoint: str = "adlab runs its loops without recomputation there"
     known_bugs: tuple[KnownBug, ...] = ()
 
@@ -161,6 +164,7 @@ FACTS: dict[str, Facts] = {
         description="plain NumPy: no AD, so finite differences and complex step only; "
         "the framework-free baseline",
         how_eager="plain NumPy", marker="square", dash="dashed", has_ad=False, g9=True,
+        on_numpy_arrays=True,
         profile_refusal="a NumPy program has no operations a profiler names",
         why_no_checkpoint="NumPy takes no derivatives: no backward pass to recompute in",
     ),
@@ -211,6 +215,7 @@ FACTS: dict[str, Facts] = {
         "autograd", "autograd", "autograd", None,
         description="HIPS autograd: a tape over NumPy, with no compiler",
         how_eager="tape over NumPy", marker="hex", dash="dotted", nests=COMPOSITIONS,
+        on_numpy_arrays=True,
         profile_refusal="autograd runs NumPy, whose operations no profiler names",
         own_namespace=True, imports=("autograd",), aliases=("anp",),
         forward_column_cost=11.0,  # make_jvp, one unit tangent each: 10-11x f (ode, n = 40, 80)
