@@ -157,7 +157,7 @@ def test_frameworks_table_names_versions_or_the_pip_command(monkeypatch):
                         lambda name: name not in ("torch", "tensorflow"))  # fmt: skip
     rows = {r[0]: r for r in tutorial.frameworks_table().rows}
     assert list(rows) == ["JAX", "NumPy", "PyTorch", "TensorFlow", "autograd", "JavaScript",
-                          "TensorFlow.js"]  # fmt: skip
+                          "TensorFlow.js", "jax-js"]  # fmt: skip
     import jax
 
     assert rows["JAX"][1:] == (jax.__version__, "cpu", "jax.jit")
