@@ -60,15 +60,16 @@ def test_the_golden_cases_span_layers_and_bits():
             assert len(case["output"]) == 8 * layers * b + 3 * b
 
 
-#: the golden inputs each framework answers (both functions each): JAX all four; the
+#: the golden inputs each framework answers (both functions each): JAX's reverse mode the
+#: fewest and the most layers (1 and 4: an XLA program per shape; 2 and 3 lie between); the
 #: others, eager, the two that differ most (1 layer of 7 bits, 3 layers of 6) or the
 #: smallest (autograd's forward mode pushes its 77 tangents one at a time)
-ALL, SPREAD, SMALLEST = (0, 1, 2, 3), (0, 2), (0,)
+ENDS, SPREAD, SMALLEST = (0, 3), (0, 2), (0,)
 
 
 @pytest.mark.parametrize(
     ("backend", "mode", "inputs"),
-    [("jax", "reverse", ALL), ("jax", "forward", SPREAD), ("torch", "reverse", SPREAD),
+    [("jax", "reverse", ENDS), ("jax", "forward", SPREAD), ("torch", "reverse", SPREAD),
      ("torch", "forward", SPREAD), ("tensorflow", "reverse", SPREAD),
      ("autograd", "reverse", SPREAD), ("autograd", "forward", SMALLEST)],
     ids=lambda v: v if isinstance(v, str) else f"{len(v)}-inputs",
