@@ -26,7 +26,8 @@ class Program(Code):
     fusing = FUSES
 
 
-def emit(closed: Any, files: frozenset[str], cotangent: str | None = None
+def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
+         program: type[Program] | None = None,
          ) -> tuple[str, list[np.ndarray], list[Val], Buffers]:  # fmt: skip
     """(source, constants, outputs, its buffers) of a closed jaxpr: the source is a JS
     factory expression ``(C) => function(a0, ...) { ...; return [outputs]; }``.
@@ -35,8 +36,10 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None
         cotangent: in a reverse-mode program, its last input is the cotangent: "input",
             an argument like the others (a VJP per row); "one", held at 1 (a scalar f's
             gradient), no argument. The equations that read it are the backward ones.
+        program: a subclass of ``Program`` that writes it (``export`` adds the model's
+            lines as comments); None: ``Program``.
     """
-    prog = Program(files)
+    prog = (program or Program)(files)
     jaxpr = closed.jaxpr
     values = [Val(f"a{k}", tuple(v.aval.shape), np.dtype(v.aval.dtype))
               for k, v in enumerate(jaxpr.invars)]  # fmt: skip
