@@ -61,6 +61,8 @@ from .report import to_json as to_json
 from .report.comparison import ComparedPoint as ComparedPoint
 from .report.comparison import RunComparison as RunComparison
 from .report.comparison import compare_runs as compare_runs
+from .report.export_js import export_dts as export_dts
+from .report.export_js import export_js as export_js
 from .report.runs import Run as Run
 from .report.runs import load as load
 from .report.runs import save as save
@@ -125,6 +127,8 @@ __all__ = [
     "from_json",
     "to_csv",
     "to_json",
+    "export_js",
+    "export_dts",
     "Run",
     "load",
     "save",

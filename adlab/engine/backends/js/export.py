@@ -1,0 +1,426 @@
+"""A model's gradient as one standalone JavaScript ES module (``adlab export``).
+
+The programs are those ``backend="js"`` runs (``emit``), traced by JAX at one set of
+shapes: f; f's value and gradient in one program (reverse mode: JAX's VJP with the
+cotangent held at 1; forward mode: the JVP, one pass per column, in the module's own
+loop); with ``hvp``, forward over reverse. The module wraps them in exported functions
+that check their arguments' lengths and hand out copies (the programs' buffers are made
+once and written anew at each call). It imports nothing: the constants are written in
+(as number literals or base64, whichever is shorter; both exact), so it runs in Node, a
+bundler or a page's ``<script type="module">``.
+
+``Commented`` writes the model's line above the code each equation becomes (the walk
+knows it: ``Walker.where``), so the module reads against the model.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from ...._vocab import ModelError
+from ...model.precision import precision_scope
+from ...model.source import Model
+from ...model.userline import source_line
+from . import NO_COMPLEX
+from .code import COTANGENT
+from .emit import Program, emit
+
+#: the modes a module can be exported in, and what each does
+EXPORTS = {"reverse": "JAX's VJP program, one pass", "forward": "the JVP program, a pass per input"}
+#: the modes there are (``adlab.MODES``), and why the others are not exported
+REFUSED = {
+    "complex-step": NO_COMPLEX,
+    "numeric": "finite differences are an approximation; the exported reverse or forward "
+    "program gives the exact gradient",
+}
+#: what each emitted program computes, above its code
+WHAT = {
+    "f": "f: its outputs are [f]",
+    "vg": "f and its gradient: its outputs are [f, gradient] (forward mode: [f, the "
+    "derivative along the direction, its last input])",
+    "hvp": "the Hessian times a direction (its last input), forward over reverse",
+}
+_WORDS = frozenset(
+    """break case catch class const continue debugger default delete do else
+enum export extends false finally for function if import in instanceof new null return super
+switch this throw true try typeof var void while with yield let static await arguments eval
+undefined NaN Infinity""".split()
+)
+
+
+class Commented(Program):
+    """``Program``, with the model's line as a comment above the code of each equation
+    (where it changes): ``// line 7: heading = np.cumsum(theta)``, and ``(backward)``
+    in the equations that read the cotangent (JAX names the forward line they undo)."""
+
+    def __init__(self, files: frozenset[str]) -> None:
+        super().__init__(files)
+        self._said: Any = None
+
+    def equation(self, eqn: Any, ins: list) -> list:
+        where = self.where(eqn)
+        body, before, last = self.body, len(self.body), self._said
+        outs = super().equation(eqn, ins)
+        # only code that was written gets its line (a fused value is written in its
+        # consumer's loop, under the consumer's line); a loop's own line goes above it,
+        # its body's lines inside (written first, as the body is walked)
+        said = (where, COTANGENT in self.sources)
+        if len(body) > before:
+            if where is not None and said != last:
+                text = (source_line(*where) or "").strip()
+                back = " (backward)" if said[1] else ""
+                body.insert(before, f"// line {where[1]}{back}: {text}")
+            if self._said is last:  # no line said inside it: the code after it is its own
+                self._said = said
+        return outs
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of the exported functions: a leaf of f's arguments."""
+
+    name: str  # as the model names it: theta, data['lengths']
+    js: str  # its JavaScript parameter name
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """One program: its factory's source, its constants, and its outputs' sizes."""
+
+    source: str
+    consts: list[np.ndarray]
+
+
+def check_mode(mode: str) -> None:
+    """A mode the module can be written in; else why not."""
+    if mode in EXPORTS:
+        return
+    ok = " or ".join(repr(m) for m in EXPORTS)
+    if mode in REFUSED:
+        raise ModelError(f"mode {mode!r} is not exported: {REFUSED[mode]}",
+                         hint=f"export mode {ok}")  # fmt: skip
+    raise ValueError(f"mode must be {ok} (the modes adlab export writes), got {mode!r}")
+
+
+def js_name(text: str, taken: set[str]) -> str:
+    """A JavaScript identifier for an argument, unlike those ``taken``."""
+    name = re.sub(r"\W+", "_", text).strip("_") or "arg"
+    if name[0].isdigit() or name in _WORDS or name in ("C", "K"):
+        name = f"{name}_"
+    while name in taken:
+        name = f"{name}_"
+    taken.add(name)
+    return name
+
+
+def arguments(f: Callable, args: tuple) -> list[Arg]:
+    """The leaves of f's arguments, named as the model names them."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        params = []
+    out, taken = [], set()
+    for k, a in enumerate(args):
+        base = params[k] if k < len(params) and not params[k].startswith("*") else f"arg{k}"
+        for path, leaf in jax.tree_util.tree_flatten_with_path(a)[0]:
+            name = base + jax.tree_util.keystr(path)
+            key = path[-1] if path else None
+            short = str(getattr(key, "key", getattr(key, "idx", base))) if path else base
+            out.append(Arg(name, js_name(short, taken), tuple(np.shape(leaf))))
+    return out
+
+
+def programs(model: Model, args: tuple, mode: str, hvp: bool) -> dict[str, Emitted]:
+    """The emitted programs: ``f``; ``vg``, f's value and gradient (reverse) or value and
+    one directional derivative (forward, the module loops over the columns); ``hvp``."""
+    f = model.function("js")
+    wrt = model.wrt
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    n = len(leaves)
+
+    def at_x(flat):
+        new = jax.tree_util.tree_unflatten(tree, list(flat))
+        return new[wrt], lambda x: f(*new[:wrt], x, *new[wrt + 1 :])
+
+    def value_grad(*flat):  # the cotangent last: emit holds it at 1
+        x, fx = at_x(flat[:n])
+        y, pull = jax.vjp(fx, x)
+        return y, pull(flat[n])[0]
+
+    def value_jvp(*flat):
+        x, fx = at_x(flat[:n])
+        return jax.jvp(fx, (x,), (flat[n],))
+
+    def hessian_v(*flat):
+        x, fx = at_x(flat[:n])
+        return jax.jvp(jax.grad(fx), (x,), (flat[n],))[1]
+
+    x = np.asarray(args[wrt], np.float64)
+    wanted = {"f": (lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat))), [], None)}
+    if mode == "reverse":
+        wanted["vg"] = (value_grad, [np.zeros(())], "one")
+    else:
+        wanted["vg"] = (value_jvp, [np.zeros_like(x)], None)
+    if hvp:
+        wanted["hvp"] = (hessian_v, [np.zeros_like(x)], None)
+    out = {}
+    with precision_scope("float64"), model.errors(f"f, exported in mode {mode!r}"):
+        for key, (fn, extra, cotangent) in wanted.items():
+            closed = jax.make_jaxpr(fn)(*leaves, *extra)
+            source, consts, _, _ = emit(closed, model.files, cotangent, Commented)
+            out[key] = Emitted(source, consts)
+    return out
+
+
+def checked(model: Model, args: tuple) -> None:
+    """f's x is one array and f a scalar: what a gradient module is written for."""
+    wrt = model.wrt
+    if isinstance(wrt, tuple):
+        raise ModelError(f"the model differentiates the arguments {wrt}; an exported module "
+                         "differentiates one", hint="set wrt = 0 in the model")  # fmt: skip
+    if len(jax.tree_util.tree_leaves(args[wrt])) != 1:
+        raise ModelError(f"f's argument {wrt} (x) is not one array: an exported module takes "
+                         "x as one Float64Array", hint="make x one 1-D array")  # fmt: skip
+    f = model.function("js")
+    with precision_scope("float64"), model.errors("f, exported"):
+        shape = jax.eval_shape(f, *args).shape
+    if shape != ():
+        lineno, line = model.return_line
+        raise ModelError(f"f returns an array of shape {tuple(shape)}; an exported module "
+                         "holds the gradient of a scalar f", lineno=lineno, line=line,
+                         hint="return a scalar, e.g. the sum of the squared residuals")  # fmt: skip
+
+
+# ----------------------------------------------------------------- the text
+def _literal(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text  # 1.0 -> 1, -0.0 -> -0: both exact
+
+
+def constant(a: np.ndarray) -> str:
+    """One constant array in JavaScript: number literals or base64 of its bytes, the
+    shorter (literals are Python's shortest round-trip form; base64, the bytes)."""
+    a = np.ascontiguousarray(a, dtype="<f8").ravel()
+    literal = f"new Float64Array([{', '.join(_literal(float(v)) for v in a)}])"
+    packed = f'b64("{base64.b64encode(a.tobytes()).decode("ascii")}")'
+    return literal if len(literal) <= len(packed) else packed
+
+
+B64 = """\
+// base64 of little-endian float64 bytes, read exactly on any platform
+function b64(text) {
+  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  const view = new DataView(bytes.buffer), out = new Float64Array(bytes.length / 8);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(8 * i, true);
+  return out;
+}"""
+
+CHECK = """\
+// an argument as a Float64Array of the length the module was built for, or an Error
+function take(fn, a, name, size, shape) {
+  if (typeof a === "number") a = Float64Array.of(a);
+  else if (!(a instanceof Float64Array)) {
+    if (a == null || typeof a.length !== "number")
+      throw new TypeError(`${fn}: ${name} must be a Float64Array of ${size} numbers ` +
+        `(shape [${shape}]), got ${a}`);
+    a = Float64Array.from(a);
+  }
+  if (a.length !== size)
+    throw new Error(`${fn}: ${name} must have ${size} numbers (shape [${shape}]), got ${a.length}`);
+  return a;
+}
+function count(fn, got, names) {
+  if (got !== names.length)
+    throw new Error(`${fn} takes ${names.length} arguments (${names.join(", ")}), got ${got}`);
+}"""
+
+
+@dataclass(frozen=True)
+class Export:
+    """What a module is written from: the model, the mode, the size, the arguments."""
+
+    model: Model
+    mode: str
+    n: int
+    hvp: bool
+    command: str
+    args: list[Arg]
+    x: int  # the index of x among ``args``
+
+    @property
+    def v(self) -> Arg:
+        """``hvp``'s direction: x's shape, a name no argument has."""
+        taken = {a.js for a in self.args}
+        return Arg("v", js_name("v", taken), self.args[self.x].shape)
+
+    @property
+    def hvp_args(self) -> list[Arg]:
+        return [*self.args[: self.x + 1], self.v, *self.args[self.x + 1 :]]
+
+    def header(self) -> list[str]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            ours = version("adlab")
+        except PackageNotFoundError:  # pragma: no cover - run from a checkout
+            ours = "(unknown version)"
+        x = self.args[self.x]
+        names = ", ".join(a.js for a in self.args)
+        width = max(len(a.name) for a in self.hvp_args)
+        lines = [
+            f"// {self.command}",
+            f"// The model {self.model.name!r}: f and its gradient ({self.mode} mode: "
+            f"{EXPORTS[self.mode]}),",
+            f"// written by adlab {ours} as plain JavaScript on Float64Array. No imports: it "
+            "runs in Node,",
+            '// a bundler or a page\'s <script type="module">.',
+            f"// Fixed size: built for n={self.n}, the shapes below; a call with other lengths "
+            "throws an Error.",
+            "// Arguments, in this order (Float64Arrays, row-major; f(x, *data) of the model):",
+            *(
+                f"//   {a.name:<{width}}  [{', '.join(map(str, a.shape))}]"
+                + ("  x: the gradient is with respect to it" if k == self.x else "")
+                for k, a in enumerate(self.args)
+            ),  # fmt: skip
+            f"// f({names}) -> number",
+            f"// grad({names}) -> Float64Array({x.size}): a new array at each call",
+            f"// valueAndGrad({names}) -> [number, Float64Array({x.size})]: f and grad at once",
+        ]
+        if self.hvp:
+            hv = ", ".join(a.js for a in self.hvp_args)
+            lines.append(f"// hvp({hv}) -> Float64Array({x.size}): the Hessian of f times "
+                         f"{self.v.js}")  # fmt: skip
+        return lines
+
+
+def prepared(model: Model, mode: str, n: int, hvp: bool, seed: int, command: str) -> tuple:
+    """(Export, model's arguments at n): refused here where it cannot be written."""
+    check_mode(mode)
+    args = model.setup(n, seed)
+    checked(model, args)
+    x = len(jax.tree_util.tree_leaves(args[: model.wrt]))
+    return Export(model, mode, n, hvp, command, arguments(model.function("js"), args), x), args
+
+
+def module(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = False,
+           seed: int = 0, command: str = "") -> str:  # fmt: skip
+    """The ES module's source (see the module's docstring)."""
+    ex, args = prepared(model, mode, n, hvp, seed, command)
+    progs = programs(model, args, mode, hvp)
+    consts: list[str] = []  # each distinct constant once, shared by the programs
+    index: dict[bytes, int] = {}
+    factories = []
+    for key, p in progs.items():
+        refs = []
+        for c in p.consts:
+            raw = np.ascontiguousarray(c, dtype="<f8").tobytes()
+            if raw not in index:
+                index[raw] = len(consts)
+                consts.append(constant(c))
+            refs.append(f"K[{index[raw]}]")
+        factories.append(f"// {WHAT[key]}\nconst {key.upper()} = {p.source}([{', '.join(refs)}]);")
+    names = ", ".join(a.js for a in ex.args)
+    parts = [
+        "\n".join(ex.header()),
+        *([B64] if any(c.startswith("b64(") for c in consts) else []),
+        *(
+            [
+                "// the constants of the programs below",
+                "const K = [" + "".join(f"\n  {c}," for c in consts) + "\n];",
+            ]
+            if consts
+            else []
+        ),
+        CHECK,
+        f"const ARGS = {_table(ex.args)};",
+        "function inputs(fn, got, args = ARGS) {\n  count(fn, got.length, args.map((a) => a[0]));"
+        "\n  return Array.from(got, (a, k) => take(fn, a, ...args[k]));\n}",
+        *factories,
+        _value_and_grad(ex),
+        f"/** f at the arguments: a number. */\nexport function f({names}) {{\n"
+        '  return F(...inputs("f", arguments))[0][0];\n}',
+        f"/** f's gradient with respect to {ex.args[ex.x].name}: a new Float64Array. */\n"
+        f'export function grad({names}) {{\n  return vg("grad", arguments)[1];\n}}',
+        f"/** [f, its gradient]: both from one pass (as JAX's value_and_grad). */\n"
+        f'export function valueAndGrad({names}) {{\n  return vg("valueAndGrad", arguments);\n}}',
+    ]
+    if hvp:
+        hv = ", ".join(a.js for a in ex.hvp_args)
+        parts.append(
+            f"const HVP_ARGS = {_table(ex.hvp_args)};\n"
+            f"/** The Hessian of f times {ex.v.js} (forward over reverse): a new Float64Array. */\n"
+            f"export function hvp({hv}) {{\n"
+            '  return hv(inputs("hvp", arguments, HVP_ARGS));\n}\n'
+            # the direction is the program's last input (after the model's arguments)
+            f"function hv(got) {{\n  const dir = got.splice({ex.x + 1}, 1);\n"
+            "  return HVP(...got, ...dir)[0].slice();\n}"
+        )  # fmt: skip
+    return "\n\n".join(parts) + "\n"
+
+
+def _table(args: list[Arg]) -> str:
+    """The arguments as the module's ``take`` reads them: [name, size, shape]."""
+    rows = (f'[{json.dumps(a.name)}, {a.size}, "{", ".join(map(str, a.shape))}"]' for a in args)
+    return f"[{', '.join(rows)}]"
+
+
+def _value_and_grad(ex: Export) -> str:
+    """``vg(fn, arguments)``: [value, a new gradient array], from the ``VG`` program."""
+    if ex.mode == "reverse":
+        return ("function vg(fn, got) {\n  const out = VG(...inputs(fn, got));\n"
+                "  return [out[0][0], out[1].slice()];\n}")  # fmt: skip
+    # forward mode: one JVP per column of the identity, its derivative the gradient's entry
+    return (
+        "function vg(fn, got) {\n  const a = inputs(fn, got), n = a[" + str(ex.x) + "].length;\n"
+        "  const g = new Float64Array(n), e = new Float64Array(n);\n  let value = NaN;\n"
+        "  for (let j = 0; j < n; j++) {\n    e[j] = 1;\n    const out = VG(...a, e);\n"
+        "    e[j] = 0;\n    value = out[0][0];\n    g[j] = out[1][0];\n  }\n"
+        "  return [value, g];\n}"
+    )
+
+
+def declarations(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = False,
+                 seed: int = 0, command: str = "") -> str:  # fmt: skip
+    """The module's TypeScript declarations (``.d.ts``)."""
+    ex, _ = prepared(model, mode, n, hvp, seed, command)
+    kind = "Float64Array | ArrayLike<number>"
+
+    def sig(args: list[Arg]) -> str:
+        return ", ".join(f"{a.js}: {kind}" for a in args)
+
+    x = ex.args[ex.x]
+    lines = [
+        *ex.header(),
+        "",
+        "/** f at the arguments. */",
+        f"export declare function f({sig(ex.args)}): number;",
+        f"/** f's gradient with respect to {x.name} ({x.size} numbers): a new array at each "
+        "call. */",
+        f"export declare function grad({sig(ex.args)}): Float64Array;",
+        "/** [f, its gradient], from one pass. */",
+        f"export declare function valueAndGrad({sig(ex.args)}): [number, Float64Array];",
+    ]
+    if hvp:
+        lines += [f"/** The Hessian of f times {ex.v.js}. */",
+                  f"export declare function hvp({sig(ex.hvp_args)}): Float64Array;"]  # fmt: skip
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,104 @@
+"""A model's gradient written out as a standalone JavaScript ES module, for a web page.
+
+What the module holds and how it is emitted: ``adlab.engine.backends.js.export``.
+Here a model is named as elsewhere in adlab's API (a catalog name, a model file's path,
+source text or a ``Model``), at the size its ``setup`` is called with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog import resolve_model
+from ..engine.backends.js import export
+from ..engine.model.source import Model
+
+#: the size a module is built for where none is given
+DEFAULT_N = 10
+
+
+def _call(model: str | Model, mode: str, n: int, hvp: bool, options: dict) -> str:
+    """The Python call that made a module, for its header (the CLI gives its command)."""
+    name = model if isinstance(model, str) else getattr(model, "name", "model")
+    extra = "".join(f", {k}={v!r}" for k, v in options.items())
+    hv = ", hvp=True" if hvp else ""
+    return f"adlab.export_js({name!r}, mode={mode!r}, n={n}{hv}{extra})"
+
+
+def export_js(
+    model: str | Model,
+    mode: str = "reverse",
+    n: int | None = None,
+    *,
+    hvp: bool = False,
+    seed: int = 0,
+    command: str | None = None,
+    **options: Any,
+) -> str:
+    """The source of one JavaScript ES module holding f and its gradient, for a web page.
+
+    The module exports ``f``, ``grad`` and ``valueAndGrad`` (and ``hvp`` with
+    ``hvp=True``). Each takes ``Float64Array``\\ s: f's arguments in the model's order
+    (x, then the data ``setup`` returns; a dict's arrays by sorted key), each flattened
+    row-major. ``f`` returns a number; ``grad`` a new ``Float64Array`` at each call;
+    ``valueAndGrad`` ``[value, grad]`` (as JAX's and jax-js's ``value_and_grad``);
+    ``hvp(x, v, ...data)`` the Hessian times ``v``. The module imports nothing and holds
+    its constants exactly, so it runs in Node, a bundler or a page's
+    ``<script type="module">``. It is built for the shapes at ``n``: an argument of
+    another length throws an ``Error`` that names the expected shape. Each block of its
+    code carries the model's line as a comment.
+
+    Args:
+        model: a catalog name, a model file's path, model source, or a ``Model``.
+        mode: "reverse" (JAX's VJP program, one pass) or "forward" (the JVP program, a
+            pass per input).
+        n: the size ``setup`` is called with (default 10).
+        hvp: also export ``hvp`` (forward over reverse).
+        seed: the seed of ``setup`` (its data only set the shapes; the module takes data).
+        command: the command named in the header (default: this call).
+        **options: new values for the model's settings, as ``load_model``'s.
+
+    Returns:
+        The module's source.
+
+    Raises:
+        ModelError: the model cannot be exported: mode "complex-step" or "numeric", an
+            operation with no JavaScript translation (at its line), a vector f.
+        ValueError: an unknown mode.
+
+    Example:
+        >>> source = adlab.export_js("rosenbrock", n=3)
+        >>> "export function grad(x)" in source
+        True
+    """
+    n = DEFAULT_N if n is None else n
+    export.check_mode(mode)  # before the model is built: a wrong mode says so at once
+    built = resolve_model(model, **options)
+    return export.module(built, mode, n, hvp=hvp, seed=seed,
+                         command=command or _call(model, mode, n, hvp, options))  # fmt: skip
+
+
+def export_dts(
+    model: str | Model,
+    mode: str = "reverse",
+    n: int | None = None,
+    *,
+    hvp: bool = False,
+    seed: int = 0,
+    command: str | None = None,
+    **options: Any,
+) -> str:
+    """The TypeScript declarations (``.d.ts``) of ``export_js``'s module, same arguments.
+
+    Returns:
+        The declarations' source: one ``export declare function`` per export.
+
+    Example:
+        >>> print(adlab.export_dts("rosenbrock", n=3).splitlines()[-2])
+        /** [f, its gradient], from one pass. */
+    """
+    n = DEFAULT_N if n is None else n
+    export.check_mode(mode)
+    built = resolve_model(model, **options)
+    return export.declarations(built, mode, n, hvp=hvp, seed=seed,
+                               command=command or _call(model, mode, n, hvp, options))  # fmt: skip
