@@ -25,6 +25,7 @@ from ..catalog.gradbench import GradBenchEval
 from ..engine.backends import get_backend
 from ..engine.derivative import prepare
 from ..engine.model.source import Model
+from ..engine.modes import get_rule
 from ..measure.timing import awaited_call
 from .jobs import Options, timing
 
@@ -48,6 +49,11 @@ class ArgminJob:
                  options: Options) -> None:  # fmt: skip
         outer, inner = evals.combination(function, options.mode)
         self.combination = (outer, inner)
+        # a framework without the outer mode (TF.js: no forward) is refused for that, before
+        # any estimate, whose advice (a larger --max-seconds) could never help
+        refusal = get_rule(outer).refusal(get_backend(options.backend))
+        if refusal:
+            raise ValueError(f"{model.name}'s {function} ({outer} over {inner}): {refusal}")
         self._function, self._model, self._options = function, model, options
         self._calls = evals.DESCENT_CALLS.get(model.name, 1)
         self._to_numpy = get_backend(options.backend).to_numpy

@@ -91,3 +91,14 @@ def test_an_eager_forward_jacobian_past_max_seconds_is_refused_saying_what_to_do
     assert r["success"] is False and "output" not in r
     assert "pushes one tangent per input" in r["error"]
     assert "What to do: run the tool with --mode reverse" in r["error"]
+
+
+def test_an_outer_mode_the_framework_lacks_is_refused_for_that_not_for_its_time():
+    """particle's ff on tfjs (TF.js has no forward mode): no advice of a larger
+    --max-seconds, which could never help, and no value of f spent on an estimate."""
+    tool = Tool(Options(mode="reverse", backend="tfjs", max_seconds=1e-6))
+    r = respond(tool, "particle", "ff", {"w": 0.0})
+    assert r["success"] is False and "output" not in r
+    assert "particle's ff (forward over forward)" in r["error"]
+    assert "needs forward-mode AD, which backend='tfjs' does not have" in r["error"]
+    assert "--max-seconds" not in r["error"]
