@@ -1,5 +1,5 @@
 """The ``adlab`` command line: ``adlab demo``, ``bench``, ``accuracy``, ``profile``, ``compare``,
-``report``, ``advise``, ``gradbench``.
+``report``, ``advise``, ``export``, ``gradbench``.
 
 Each subcommand lives beside the code it drives and registers itself here
 through ``add_parser(subparsers)``; this file only assembles them.
@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .advise import add_parser as add_advise
 
     add_advise(sub)
+    from .export import add_parser as add_export
+
+    add_export(sub)
     from ..gradbench.cli import add_parser as add_gradbench
 
     add_gradbench(sub)
