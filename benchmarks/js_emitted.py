@@ -25,94 +25,100 @@ from adlab.catalog import load_model
 from adlab.engine.backends.js.node import node_path
 from adlab.engine.backends.js.program import emitted
 
-HAND = """
-function handF(x) {
-  let s = 0;
-  for (let i = 0; i < x.length - 1; i++) {
-    const a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
-    s += 100 * a * a + b * b;
-  }
-  return s;
-}
-function handGrad(x, g) {
-  g.fill(0);
-  for (let i = 0; i < x.length - 1; i++) {
-    const a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
-    g[i + 1] += 200 * a;
-    g[i] += -400 * a * x[i] - 2 * b;
-  }
-  return g;
-}
-"""
+MODELS = ("rosenbrock", "mlp_batched", "ode")
+HAND = Path(__file__).with_name("js_emitted_hand.js")
 
-HARNESS = (
-    HAND
-    + """
+HARNESS = """
+const os = require("os");
+const { hand } = require(process.argv[3]);
 const cases = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8"));
+const load = [os.loadavg()[0]];
 let sink = 0;  // every result is read, so no loop is optimised away
-function time(fn) {
-  let loops = 1;
+function loops(fn) {  // calls per repeat: a repeat lasts >= 10 ms
+  let k = 1;
   for (;;) {
     const t = performance.now();
-    for (let i = 0; i < loops; i++) sink += fn()[0];
-    if (performance.now() - t > 20) break;
-    loops *= 2;
+    for (let i = 0; i < k; i++) sink += fn();
+    if (performance.now() - t > 10) return k;
+    k *= 2;
   }
-  const ts = [];
-  for (let r = 0; r < 7; r++) {
-    const t = performance.now();
-    for (let i = 0; i < loops; i++) sink += fn()[0];
-    ts.push((performance.now() - t) / loops);
-  }
-  return ts.sort((a, b) => a - b)[3] * 1e3;  // microseconds
 }
+function once(fn, k) {
+  const t = performance.now();
+  for (let i = 0; i < k; i++) sink += fn();
+  return (performance.now() - t) / k;
+}
+const median = (ts) => ts.sort((a, b) => a - b)[ts.length >> 1] * 1e3;  // microseconds
 const rows = [];
 for (const c of cases) {
   const prog = (0, eval)(c.source)(c.consts.map((a) => Float64Array.from(a)));
   const ins = c.inputs.map((a) => Float64Array.from(a));
-  const x = ins[0], g = new Float64Array(x.length), one = new Float64Array(1);
-  const hand = c.driver === "grad" ? () => handGrad(x, g)
-                                   : () => { one[0] = handF(x); return one; };
-  const emitted = time(() => prog(...ins)[0]);
-  rows.push({ n: c.n, driver: c.driver, emitted, hand: time(hand) });
+  const h = hand[c.model], t = h.scratch(ins), g = new Float64Array(ins[0].length);
+  const emitted = c.driver === "grad" ? () => prog(...ins)[0][0] : () => prog(...ins)[0][0];
+  const byHand = c.driver === "grad" ? () => { h.grad(ins, g, t); return g[0]; }
+                                     : () => h.f(ins, t);
+  // the same values first: the largest difference, relative to the largest value
+  const mine = c.driver === "grad" ? (h.grad(ins, g, t), g) : [h.f(ins, t)];
+  const theirs = prog(...ins)[0];
+  let diff = 0, scale = 0;
+  for (let i = 0; i < mine.length; i++) {
+    diff = Math.max(diff, Math.abs(mine[i] - theirs[i]));
+    scale = Math.max(scale, Math.abs(mine[i]));
+  }
+  const ke = loops(emitted), kh = loops(byHand), te = [], th = [];
+  for (let r = 0; r < c.repeats; r++) {  // interleaved: a change of load falls on both
+    te.push(once(emitted, ke));
+    th.push(once(byHand, kh));
+  }
+  rows.push({ model: c.model, n: c.n, driver: c.driver, emitted: median(te),
+              hand: median(th), error: diff / (scale || 1) });
 }
-console.log(JSON.stringify({ rows, sink: Number.isFinite(sink) }));
+load.push(os.loadavg()[0]);
+console.log(JSON.stringify({ rows, load, sink: Number.isFinite(sink) }));
 """
-)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,100,1000")
-    sizes = [int(s) for s in parser.parse_args().sizes.split(",")]
-    m = load_model("rosenbrock")
-    f = m.function("js")
+    parser.add_argument("--sizes", default="10,100,1000,10000")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--repeats", type=int, default=7)
+    opts = parser.parse_args()
+    sizes = [int(s) for s in opts.sizes.split(",")]
     cases = []
-    for n in sizes:
-        args = m.setup(n)
-        for driver in ("once", "grad"):
-            source, consts, _ = emitted(f, args, 0, driver)
-            cases.append({"n": n, "driver": driver, "source": source,
-                          "consts": [c.tolist() for c in consts],
-                          "inputs": [np.ravel(a).tolist() for a in args]})  # fmt: skip
+    for name in opts.models.split(","):
+        m = load_model(name)
+        f = m.function("js")
+        for n in sizes:
+            args = m.setup(n)
+            for driver in ("once", "grad"):
+                source, consts, _ = emitted(f, args, 0, driver)
+                cases.append({"model": name, "n": n, "driver": driver, "source": source,
+                              "consts": [c.tolist() for c in consts], "repeats": opts.repeats,
+                              "inputs": [np.ravel(a).tolist() for a in args]})  # fmt: skip
+    print(subprocess.check_output(["uptime"], text=True).strip())
     with tempfile.TemporaryDirectory() as tmp:
         data, script = Path(tmp, "cases.json"), Path(tmp, "harness.js")
         data.write_text(json.dumps(cases))
         script.write_text(HARNESS)
-        done = subprocess.run([node_path() or "node", str(script), str(data)], check=True,
-                              capture_output=True, text=True)  # fmt: skip
-    rows = json.loads(done.stdout)["rows"]
+        done = subprocess.run([node_path() or "node", str(script), str(data), str(HAND)],
+                              check=True, capture_output=True, text=True)  # fmt: skip
+    result = json.loads(done.stdout)
+    node = subprocess.check_output([node_path() or "node", "--version"], text=True).strip()
     print(
-        f"rosenbrock in Node {subprocess.check_output(['node', '--version'], text=True).strip()}"
-        " (us per call, median of 7 repeats of ~20 ms loops)"
+        f"Node {node}, us per call (median of {opts.repeats} interleaved repeats of "
+        f">= 10 ms loops); load average {result['load'][0]:.2f} -> {result['load'][1]:.2f}"
     )
-    print(f"{'n':>6} {'program':>10} {'emitted':>10} {'by hand':>10} {'ratio':>7}")
-    for r in rows:
+    print(f"{'model':>12} {'n':>6} {'program':>9} {'emitted':>11} {'by hand':>11} {'ratio':>6}")
+    for r in result["rows"]:
+        # the same values, or the times mean nothing
+        assert r["error"] <= 1e-12, f"{r['model']} n={r['n']} {r['driver']}: {r['error']:.2e}"
         what = "f" if r["driver"] == "once" else "gradient"
         print(
-            f"{r['n']:>6} {what:>10} {r['emitted']:>10.3f} {r['hand']:>10.3f} "
-            f"{r['emitted'] / r['hand']:>6.1f}x"
+            f"{r['model']:>12} {r['n']:>6} {what:>9} {r['emitted']:>11.3f} {r['hand']:>11.3f} "
+            f"{r['emitted'] / r['hand']:>5.2f}x"
         )
+    print(subprocess.check_output(["uptime"], text=True).strip())
 
 
 if __name__ == "__main__":

@@ -45,6 +45,27 @@ class Buffers:
 
 
 @dataclass(frozen=True)
+class Ix:
+    """Where a loop reads a fused value: its element ``var + off``, the counter ``var``
+    going over ``lo`` ... ``hi - 1`` in the piece of the loop being written (``Code.loop``
+    cuts a loop where a piecewise read, pad or concatenate, changes side)."""
+
+    var: str
+    off: int
+    lo: int
+    hi: int
+
+    @property
+    def text(self) -> str:
+        if not self.off:
+            return self.var
+        return f"{self.var} + {self.off}" if self.off > 0 else f"{self.var} - {-self.off}"
+
+    def shift(self, by: int) -> Ix:
+        return dataclasses.replace(self, off=self.off + by)
+
+
+@dataclass(frozen=True)
 class Val:
     """One value: its JS name (or a literal's text), shape and dtype."""
 
@@ -52,11 +73,13 @@ class Val:
     shape: tuple[int, ...]
     dtype: np.dtype
     literal: bool = False
-    #: a fused value: the statements that compute element ``i`` into ``name`` (a
-    #: ``const``), written into its one consumer's loop instead of a buffer of its own
-    lines: tuple[str, ...] | None = None
-    #: ... and the buffers they read
+    #: a fused value, computed inside its consumers' loops instead of a buffer of its
+    #: own: ``fused(ix)`` is (the statements, the expression) of its element at ``ix``
+    fused: Callable[[Ix], tuple[list[str], str]] | None = None
+    #: ... the buffers they read
     reads: frozenset[str] = frozenset()
+    #: ... and what an element costs to compute (``COSTS``), for recomputing it per use
+    cost: int = 0
     #: where it starts in the buffer ``name`` (an expression; "": at 0): a row of a
     #: stacked buffer, read in place
     base: str = ""
@@ -74,7 +97,7 @@ class Val:
         """The buffers a read of it reads."""
         if self.literal:
             return frozenset()
-        return self.reads if self.lines is not None else frozenset({self.name})
+        return self.reads if self.fused is not None else frozenset({self.name})
 
     def index(self, i: str) -> str:
         """The element at flat index ``i`` of a value held in a buffer."""
@@ -82,7 +105,9 @@ class Val:
 
     def at(self, i: str, size: int | None = None) -> str:
         """The element read at flat index ``i`` (a scalar read at 0 wherever it is used)."""
-        if self.literal or self.lines is not None:
+        if self.fused is not None:
+            raise AssertionError("a fused value is read through Code.read_at")
+        if self.literal:
             return self.name
         if self.shape == () or (size is not None and self.size == 1 and size != 1):
             return self.index("0")
@@ -107,6 +132,11 @@ def number(v: Any) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
+#: the most an element may cost (``rules.COSTS``: an add 1, a division 2, a call of
+#: ``Math`` 20) to be computed again in each of several consumers rather than buffered
+RECOMPUTE = 8
+
+
 def _never(eqn: Any, var: Any) -> bool:
     return False
 
@@ -129,6 +159,8 @@ class Code(Walker):
         self._forward: set[str] = set()  # the buffers forward equations made from the inputs
         self._taped: set[str] = set()  # those of them the backward equations read
         self._backward = False  # writing an equation that reads the cotangent (or in one)
+        self._memo: dict[tuple[str, int], str] = {}  # fused elements written in this body
+        self._cuts: set[int] | None = None  # where ``loop``'s first pass cuts
 
     @property
     def covers(self) -> str:  # type: ignore[override]
@@ -140,23 +172,97 @@ class Code(Walker):
         self._count += 1
         return f"{prefix}{self._count}"
 
-    def fuses(self, var: Any, everywhere: bool = False) -> bool:
-        """Whether ``var`` can be computed inside its one consumer's loop: that consumer
-        goes over the same elements in the same order (``fusing``). ``everywhere``: in
-        each of its consumers' loops (for a read that costs no more than a load)."""
+    def fuses(self, var: Any, cost: int = 0) -> bool:
+        """Whether ``var`` can be computed inside its consumers' loops: each goes over
+        the same elements (``fusing``), and where there are several, an element costs
+        no more than ``RECOMPUTE`` to compute again in each (cheaper than a buffer's
+        store and loads, and the loops that would fill it)."""
         uses = self._uses.get(var, [None])
-        if len(uses) > 1 and not everywhere:
+        if len(uses) > 1 and cost > RECOMPUTE:
             return False
         return all(e is not None and self.fusing.get(e.primitive.name, _never)(e, var)
                    for e in uses)  # fmt: skip
 
+    def node(self, shape: tuple[int, ...], dtype: Any, ins: list[Val],
+             expr: Callable[[list[str]], str], cost: int) -> Val:  # fmt: skip
+        """The fused value whose element is ``expr`` of its operands' elements (read at
+        the same place; a scalar everywhere), each computed once per loop body."""
+        key = self.temp("v")
+        size = math.prod(shape)
+
+        def fused(ix: Ix) -> tuple[list[str], str]:
+            done = self._memo.get((key, ix.off))
+            if done is not None:
+                return [], done
+            lines, args = [], []
+            for v in ins:
+                pre, e = self.read_at(v, ix, size)
+                lines += pre
+                args.append(e)
+            t = self.temp()
+            self._memo[(key, ix.off)] = t
+            return [*lines, f"const {t} = {expr(args)};"], t
+
+        reads = frozenset().union(*(v.buffers for v in ins))
+        total = cost + sum(v.cost for v in ins if v.fused is not None)
+        return Val(key, tuple(shape), np.dtype(dtype), fused=fused, reads=reads, cost=total)
+
+    def read_at(self, v: Val, ix: Ix, size: int | None = None) -> tuple[list[str], str]:
+        """(statements, expression) of ``v``'s element at ``ix`` in a loop over ``size``
+        elements (a scalar read at 0 wherever it is used)."""
+        if v.fused is not None:
+            return v.fused(ix)
+        if v.literal:
+            return [], v.name
+        if v.shape == () or (size is not None and v.size == 1 and size != 1):
+            return [], v.index("0")
+        return [], v.index(ix.text)
+
+    def region(self, ix: Ix, start: int, stop: int) -> bool:
+        """Whether the elements ``ix`` reads lie in ``start`` ... ``stop - 1`` (all of them,
+        or none): a piecewise read. Where they straddle it, the loop is cut there (the
+        first pass of ``loop`` finds the cuts; its pieces never straddle)."""
+        first, last = ix.lo + ix.off, ix.hi + ix.off
+        if start <= first and last <= stop:
+            return True
+        if last <= start or stop <= first:
+            return False
+        if self._cuts is None:
+            raise AssertionError("a piecewise read straddles a piece of its loop")
+        self._cuts.update((start - ix.off, stop - ix.off))
+        return True
+
+    def loop(self, size: int, body: Callable[[Ix], list[str]], head: list[str] = (),
+             tail: list[str] = ()) -> None:  # fmt: skip
+        """A loop over ``size`` elements whose ``body(ix)`` reads fused values, cut into
+        pieces where a piecewise read changes side, so no element needs a branch; the
+        pieces run in order (a running sum adds in the same order)."""
+        self._cuts, self._memo = set(), {}
+        body(Ix("i", 0, 0, size))  # the first pass: where to cut
+        cuts = sorted({0, size, *(c for c in self._cuts if 0 < c < size)})
+        self._cuts = None
+        lines = list(head)
+        for lo, hi in zip(cuts, cuts[1:], strict=False):
+            self._memo = {}
+            inner = " ".join(body(Ix("i", 0, lo, hi)))
+            if hi - lo == 1:
+                lines.append(f"{{ const i = {lo}; {inner} }}")
+            else:
+                lines.append(f"for (let i = {lo}; i < {hi}; i++) {{ {inner} }}")
+        self._memo = {}
+        self.emit(*(["{", *lines, *tail, "}"] if head or tail or len(lines) > 1 else lines))
+
     def materialize(self, v: Val) -> Val:
         """A fused value written into a buffer (for a consumer that indexes it)."""
-        if v.lines is None:
+        if v.fused is None:
             return v
         buf = self.fresh(v.shape, v.dtype)
-        self.emit(f"for (let i = 0; i < {v.size}; i++) {{ {' '.join(v.lines)} "
-                  f"{buf.name}[i] = {v.name}; }}")  # fmt: skip
+
+        def body(ix: Ix) -> list[str]:
+            pre, e = self.read_at(v, ix)
+            return [*pre, f"{buf.index(ix.text)} = {e};"]
+
+        self.loop(v.size, body)
         return buf
 
     def fresh(self, shape: tuple[int, ...], dtype: Any) -> Val:

@@ -19,6 +19,16 @@ from .code import COTANGENT, PRIMAL, Buffers, Code, Val
 from .rules import FUSES, RULES
 
 
+def live(closed: Any) -> Any:
+    """``closed`` without the equations its outputs do not need (JAX's own dead-code
+    elimination, loop bodies too): a gradient's program still holds f's value, which
+    nothing reads. Its inputs are kept, all of them: they are the program's arguments."""
+    from jax._src.interpreters.partial_eval import dce_jaxpr  # no public name in JAX 0.10
+
+    jaxpr, _ = dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars), instantiate=True)
+    return closed.replace(jaxpr=jaxpr)
+
+
 class Program(Code):
     """The code of one jaxpr, written by the rules of this backend."""
 
@@ -40,6 +50,7 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
             lines as comments); None: ``Program``.
     """
     prog = (program or Program)(files)
+    closed = live(closed)
     jaxpr = closed.jaxpr
     values = [Val(f"a{k}", tuple(v.aval.shape), np.dtype(v.aval.dtype))
               for k, v in enumerate(jaxpr.invars)]  # fmt: skip

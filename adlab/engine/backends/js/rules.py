@@ -10,13 +10,14 @@ code has only constants and loop counters in it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .code import Code, Val
+from .code import Code, Ix, Val
 
 Rule = Callable[[Code, Any, list[Val]], list[Val]]
 RULES: dict[str, Rule] = {}
@@ -84,8 +85,9 @@ def rule(*names: str):
 
 
 # ------------------------------------------------------------ elementwise
-def elementwise(name: str, template: Callable[..., str]) -> None:
-    """``name`` as ``out[i] = template(operands at i, eqn)``, one loop."""
+def elementwise(name: str, template: Callable[..., str], cost: int = 1) -> None:
+    """``name`` as ``out[i] = template(operands at i, eqn)``, one loop (or, fused, none:
+    computed in its consumers' loops)."""
 
     def fn(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
         aval = eqn.outvars[0].aval
@@ -93,19 +95,13 @@ def elementwise(name: str, template: Callable[..., str]) -> None:
         flat = all(v.literal or v.size == 1 or v.shape == shape for v in ins)
         if flat:
             # operands fused into this loop: theirs only where they cover every element
-            ins = [v if v.lines is None or v.shape == shape else prog.materialize(v)
+            ins = [v if v.fused is None or v.shape == shape else prog.materialize(v)
                    for v in ins]  # fmt: skip
-            pre = [line for v in ins if v.lines for line in v.lines]
-            expr = template(*[v.at("i", size) for v in ins], eqn=eqn, ins=ins)
-            if size > 1 and prog.fuses(eqn.outvars[0]):  # computed in its consumer's loop
-                t = prog.temp()
-                reads = frozenset().union(*(v.buffers for v in ins))
-                return [Val(t, shape, np.dtype(aval.dtype), lines=(*pre, f"const {t} = {expr};"),
-                            reads=reads)]  # fmt: skip
-            o = out(prog, eqn)
-            loop = "const i = 0;" if size == 1 else f"for (let i = 0; i < {size}; i++)"
-            prog.emit(f"{{ {loop} {{ {' '.join(pre)} {o.name}[i] = {expr}; }} }}")
-            return [o]
+            val = prog.node(shape, aval.dtype, ins,
+                            lambda args: template(*args, eqn=eqn, ins=ins), cost)  # fmt: skip
+            if size > 1 and prog.fuses(eqn.outvars[0], val.cost):
+                return [val]
+            return [prog.materialize(val)]
         ins = [prog.materialize(v) for v in ins]
         o = out(prog, eqn)
         # JAX's jaxprs broadcast size-1 dimensions implicitly: (4, 1) * (1, 6)
@@ -130,15 +126,19 @@ def _math(fn: str) -> Callable[..., str]:
     return lambda a, **_: f"Math.{fn}({a})"
 
 
+#: what an element of an operation costs, roughly (an add 1): whether to compute it again
+#: in each consumer (``code.RECOMPUTE``) rather than buffer it
+CALL, DIVIDE = 20, 2
 for _name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh",
-              "asin", "acos", "atan", "asinh", "acosh", "atanh", "sqrt", "cbrt", "abs",
-              "sign", "floor", "ceil"):  # fmt: skip
-    elementwise(_name, _math(_name))
+              "asin", "acos", "atan", "asinh", "acosh", "atanh", "sqrt", "cbrt"):  # fmt: skip
+    elementwise(_name, _math(_name), CALL)
+for _name in ("abs", "sign", "floor", "ceil"):
+    elementwise(_name, _math(_name), DIVIDE)
 elementwise("neg", lambda a, **_: f"-({a})")
-elementwise("rsqrt", lambda a, **_: f"1 / Math.sqrt({a})")
-elementwise("logistic", lambda a, **_: f"1 / (1 + Math.exp(-({a})))")
+elementwise("rsqrt", lambda a, **_: f"1 / Math.sqrt({a})", CALL)
+elementwise("logistic", lambda a, **_: f"1 / (1 + Math.exp(-({a})))", CALL)
 elementwise("square", lambda a, **_: f"{a} * {a}")
-elementwise("exp2", lambda a, **_: f"Math.pow(2, {a})")
+elementwise("exp2", lambda a, **_: f"Math.pow(2, {a})", CALL)
 elementwise("is_finite", lambda a, **_: f"(Number.isFinite({a}) ? 1 : 0)")
 elementwise("add", lambda a, b, **_: f"{a} + {b}")
 elementwise("add_any", lambda a, b, **_: f"{a} + {b}")
@@ -146,9 +146,10 @@ elementwise("sub", lambda a, b, **_: f"{a} - {b}")
 elementwise("mul", lambda a, b, **_: f"{a} * {b}")
 elementwise("max", lambda a, b, **_: f"Math.max({a}, {b})")
 elementwise("min", lambda a, b, **_: f"Math.min({a}, {b})")
-elementwise("pow", lambda a, b, **_: f"Math.pow({a}, {b})")
-elementwise("atan2", lambda a, b, **_: f"Math.atan2({a}, {b})")
-elementwise("rem", lambda a, b, **_: f"{a} % {b}")  # C's fmod, as lax.rem: the dividend's sign
+elementwise("pow", lambda a, b, **_: f"Math.pow({a}, {b})", CALL)
+elementwise("atan2", lambda a, b, **_: f"Math.atan2({a}, {b})", CALL)
+# C's fmod, as lax.rem: the dividend's sign
+elementwise("rem", lambda a, b, **_: f"{a} % {b}", CALL)
 elementwise("clamp", lambda lo, x, hi, **_: f"Math.min(Math.max({x}, {lo}), {hi})")
 for _name, _op in (("eq", "==="), ("ne", "!=="), ("lt", "<"), ("le", "<="), ("gt", ">"),
                    ("ge", ">=")):  # fmt: skip
@@ -190,7 +191,7 @@ def _select(pred: str, *cases: str, **_: Any) -> str:
     return expr
 
 
-elementwise("div", _div)
+elementwise("div", _div, DIVIDE)
 elementwise("and", _logical("&&", "&"))
 elementwise("or", _logical("||", "|"))
 elementwise("xor", _logical("!==", "^"))
@@ -220,6 +221,8 @@ def _convert(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
 @rule("reshape", "squeeze", "expand_dims", "copy", "copy_p", "stop_gradient",
       "optimization_barrier")  # fmt: skip
 def _same_bytes(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
+    ins = [a if a.fused is None or prog.fuses(v, a.cost) else prog.materialize(a)
+           for a, v in zip(ins, eqn.outvars, strict=False)]  # fmt: skip
     return [shaped(prog, a, tuple(v.aval.shape), v.aval.dtype)
             for a, v in zip(ins, eqn.outvars, strict=False)]  # fmt: skip
 
@@ -234,14 +237,14 @@ def copy_from(prog: Code, o: Val, a: Val, terms: list[tuple[str, int]], base: in
     prog.emit(*block(["let k = 0;", *nest(o.shape, [f"{o.name}[k++] = {src};"])]))
 
 
-def lazy(prog: Code, eqn: Any, expr: str, a: Val) -> list[Val] | None:
-    """The output as ``expr`` of the consumer's loop counter ``i`` (no buffer, no loop of
-    its own; it reads ``a``), where its one consumer fuses it; else None."""
-    if not prog.fuses(eqn.outvars[0], everywhere=True):  # a load: as cheap in each loop
-        return None
-    aval = eqn.outvars[0].aval
-    return [Val(f"({expr})", tuple(aval.shape), np.dtype(aval.dtype), lines=(),
-                reads=a.buffers)]  # fmt: skip
+def view(prog: Code, eqn: Any, a: Val, at: Callable[[Ix], tuple[list[str], str]],
+         k: int = 0) -> list[Val]:  # fmt: skip
+    """Output ``k`` as a read of ``a`` elsewhere (``at(ix)``): fused, no buffer and no loop
+    of its own, where its consumers fuse it; else written into its buffer by one loop."""
+    var = eqn.outvars[k]
+    v = Val(prog.temp("v"), tuple(var.aval.shape), np.dtype(var.aval.dtype), fused=at,
+            reads=a.buffers, cost=a.cost)  # fmt: skip
+    return [v] if prog.fuses(var, a.cost) else [prog.materialize(v)]
 
 
 def _flat_rows(shape: tuple[int, ...], config: list[tuple[int, int, int]]) -> bool:
@@ -250,13 +253,37 @@ def _flat_rows(shape: tuple[int, ...], config: list[tuple[int, int, int]]) -> bo
     return bool(shape) and all(c == (0, 0, 0) for c in config[1:]) and config[0][2] == 0
 
 
+def _cut(eqn: Any, shape: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    p = eqn.params
+    step = p["strides"] or (1,) * len(shape)
+    return [(p["start_indices"][d], shape[d] - p["limit_indices"][d], step[d] - 1)
+            for d in range(len(shape))]  # fmt: skip
+
+
+def _pads_rows(eqn: Any, var: Any) -> bool:
+    config = eqn.params["padding_config"]
+    return (var is eqn.invars[0] and _flat_rows(tuple(var.aval.shape), config)
+            and config[0][0] >= 0 and config[0][1] >= 0)  # fmt: skip
+
+
+def _joins_rows(eqn: Any, var: Any) -> bool:
+    """A concatenation whose pieces follow each other in row-major order."""
+    return all(n == 1 for n in eqn.outvars[0].aval.shape[: eqn.params["dimension"]])
+
+
+FUSES["slice"] = lambda eqn, var: _flat_rows(tuple(var.aval.shape), _cut(eqn, var.aval.shape))
+FUSES["pad"] = _pads_rows
+FUSES["concatenate"] = _joins_rows
+for _name in ("reshape", "squeeze", "expand_dims"):  # the same elements in the same order
+    FUSES[_name] = lambda eqn, var: True
+
+
 @rule("broadcast_in_dim")
 def _broadcast(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a = ins[0]
-    if a.size == 1:  # a scalar everywhere
-        fused = lazy(prog, eqn, a.at("0"), a)
-        if fused:
-            return fused
+    if a.size == 1 and a.fused is None:  # a scalar everywhere
+        return view(prog, eqn, a, lambda ix: ([], a.at("0")))
+    a = prog.materialize(a)
     o = out(prog, eqn)
     dims, st = eqn.params["broadcast_dimensions"], strides(a.shape)
     terms = [(f"c{d}", st[k] if a.shape[k] != 1 else 0) for k, d in enumerate(dims)]
@@ -278,12 +305,9 @@ def _slice(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     st, start = strides(a.shape), eqn.params["start_indices"]
     step = eqn.params["strides"] or (1,) * len(a.shape)
     base = sum(s * t for s, t in zip(start, st, strict=True))
-    limit = eqn.params["limit_indices"]
-    cut = [(start[d], a.shape[d] - limit[d], step[d] - 1) for d in range(len(st))]
-    if not a.literal and _flat_rows(a.shape, cut):  # x[1:], x[:-1]: read in place
-        fused = lazy(prog, eqn, a.index(f"i + {base}"), a)
-        if fused:
-            return fused
+    if not a.literal and _flat_rows(a.shape, _cut(eqn, a.shape)):  # x[1:], x[:-1]
+        return view(prog, eqn, a, lambda ix: prog.read_at(a, ix.shift(base)))
+    a = prog.materialize(a)
     o = out(prog, eqn)
     copy_from(prog, o, a, [(f"c{d}", step[d] * st[d]) for d in range(len(st))], base)
     return [o]
@@ -310,8 +334,22 @@ def _pieces(prog: Code, a: Val, outs: list[Val], axis: int) -> None:
         at += shape[axis]
 
 
+def _splits_rows(eqn: Any, var: Any) -> bool:
+    """A split whose pieces follow each other in row-major order."""
+    return all(n == 1 for n in var.aval.shape[: eqn.params["axis"]])
+
+
+FUSES["split"] = _splits_rows
+
+
 @rule("split")
 def _split(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
+    a = ins[0]
+    if not a.literal and _splits_rows(eqn, eqn.invars[0]):  # each piece read in place
+        starts = itertools.accumulate((math.prod(v.aval.shape) for v in eqn.outvars), initial=0)
+        return [view(prog, eqn, a, lambda ix, lo=lo: prog.read_at(a, ix.shift(lo)), k)[0]
+                for k, lo in zip(range(len(eqn.outvars)), starts, strict=False)]  # fmt: skip
+    a = prog.materialize(a)
     outs = [out(prog, eqn, k) for k in range(len(eqn.outvars))]
     _pieces(prog, ins[0], outs, eqn.params["axis"])
     return outs
@@ -338,6 +376,20 @@ def _place(prog: Code, o: Val, parts: list[Val], axis: int) -> None:
 
 @rule("concatenate")
 def _concatenate(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
+    if _joins_rows(eqn, None) and not any(v.literal for v in ins):
+        starts = list(itertools.accumulate((v.size for v in ins), initial=0))
+
+        def at(ix: Ix) -> tuple[list[str], str]:  # the piece the loop's piece reads
+            # (one; in ``loop``'s first pass, every piece it straddles, for their cuts)
+            got = [prog.read_at(v, ix.shift(-lo))
+                   for v, lo, hi in zip(ins, starts, starts[1:], strict=False)
+                   if prog.region(ix, lo, hi)]  # fmt: skip
+            return got[0]
+
+        joined = Val("", (), np.dtype(np.float64), cost=max(v.cost for v in ins),
+                     reads=frozenset().union(*(v.buffers for v in ins)))  # fmt: skip
+        return view(prog, eqn, joined, at)
+    ins = [prog.materialize(v) for v in ins]
     o = out(prog, eqn)
     _place(prog, o, ins, eqn.params["dimension"])
     return [o]
@@ -354,13 +406,16 @@ def _stack(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
 def _pad(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     (a, value) = ins
     config = eqn.params["padding_config"]
-    lo = config[0][0] if config else 0
-    if not a.literal and _flat_rows(a.shape, config) and lo >= 0 and config[0][1] >= 0:
-        first = lo * math.prod(a.shape[1:])  # the gradient of x[1:]: zeros around x
-        fused = lazy(prog, eqn, f"i >= {first} && i < {first + a.size} ? "
-                                f"{a.index(f'i - {first}')} : {read(value, '0')}", a)  # fmt: skip
-        if fused:
-            return fused
+    if not a.literal and _pads_rows(eqn, eqn.invars[0]):  # the gradient of x[1:]
+        first = config[0][0] * math.prod(a.shape[1:])  # zeros (the value) around x
+
+        def at(ix: Ix) -> tuple[list[str], str]:
+            if prog.region(ix, first, first + a.size):
+                return prog.read_at(a, ix.shift(-first))
+            return [], read(value, "0")
+
+        return view(prog, eqn, a, at)
+    a = prog.materialize(a)
     o = out(prog, eqn)
     prog.emit(f"{o.name}.fill({read(value, '0')});")
     st = strides(o.shape)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .code import Code, Val
+from .code import Code, Ix, Val
 from .rules import FUSES, RULES, block, copy_from, nest, offset, out, read, rule, strides
 
 
@@ -33,10 +33,14 @@ def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
 def _sum_all(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     """A sum of every element, in one loop with what is fused into it."""
     a, o = ins[0], out(prog, eqn)
-    if a.lines is None:
+    if a.fused is None:
         return _reduce_sum(prog, eqn, [a])
-    loop = f"for (let i = 0; i < {a.size}; i++) {{ {' '.join(a.lines)} s += {a.name}; }}"
-    prog.emit(*block(["let s = 0;", loop, f"{o.name}[0] = s;"]))
+
+    def body(ix: Ix) -> list[str]:
+        pre, e = prog.read_at(a, ix)
+        return [*pre, f"s += {e};"]
+
+    prog.loop(a.size, body, head=["let s = 0;"], tail=[f"{o.name}[0] = s;"])
     return [o]
 
 
