@@ -11,6 +11,7 @@ from typing import Any
 
 from ..catalog import resolve_model
 from ..engine.backends.js import export
+from ..engine.backends.js.export_programs import check_mode
 from ..engine.model.source import Model
 
 #: the size a module is built for where none is given
@@ -72,7 +73,7 @@ def export_js(
         True
     """
     n = DEFAULT_N if n is None else n
-    export.check_mode(mode)  # before the model is built: a wrong mode says so at once
+    check_mode(mode)  # before the model is built: a wrong mode says so at once
     built = resolve_model(model, **options)
     return export.module(built, mode, n, hvp=hvp, seed=seed,
                          command=command or _call(model, mode, n, hvp, options))  # fmt: skip
@@ -98,7 +99,7 @@ def export_dts(
         /** [f, its gradient], from one pass. */
     """
     n = DEFAULT_N if n is None else n
-    export.check_mode(mode)
+    check_mode(mode)
     built = resolve_model(model, **options)
     return export.declarations(built, mode, n, hvp=hvp, seed=seed,
                                command=command or _call(model, mode, n, hvp, options))  # fmt: skip

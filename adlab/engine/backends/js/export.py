@@ -1,16 +1,10 @@
 """A model's gradient as one standalone JavaScript ES module (``adlab export``).
 
-The programs are those ``backend="js"`` runs (``emit``), traced by JAX at one set of
-shapes: f; f's value and gradient in one program (reverse mode: JAX's VJP with the
-cotangent held at 1; forward mode: the JVP, one pass per column, in the module's own
-loop); with ``hvp``, forward over reverse. The module wraps them in exported functions
-that check their arguments' lengths and hand out copies (the programs' buffers are made
-once and written anew at each call). It imports nothing: the constants are written in
-(as number literals or base64, whichever is shorter; both exact), so it runs in Node, a
-bundler or a page's ``<script type="module">``.
-
-``Commented`` writes the model's line above the code each equation becomes (the walk
-knows it: ``Walker.where``), so the module reads against the model.
+The programs (``export_programs``) are wrapped in exported functions that check their
+arguments' lengths and hand out copies (the programs' buffers are made once and written
+anew at each call). The module imports nothing: the constants are written in (as number
+literals or base64, whichever is shorter; both exact), so it runs in Node, a bundler or a
+page's ``<script type="module">``.
 """
 
 from __future__ import annotations
@@ -18,30 +12,14 @@ from __future__ import annotations
 import base64
 import json
 import math
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import jax
 import numpy as np
 
-from ...._vocab import ModelError
-from ...model.precision import precision_scope
 from ...model.source import Model
-from ...model.userline import source_line
-from . import NO_COMPLEX
-from .code import COTANGENT
-from .emit import Program, emit
+from .export_programs import EXPORTS, Arg, arguments, check_mode, checked, js_name, programs
 
-#: the modes a module can be exported in, and what each does
-EXPORTS = {"reverse": "JAX's VJP program, one pass", "forward": "the JVP program, a pass per input"}
-#: the modes there are (``adlab.MODES``), and why the others are not exported
-REFUSED = {
-    "complex-step": NO_COMPLEX,
-    "numeric": "finite differences are an approximation; the exported reverse or forward "
-    "program gives the exact gradient",
-}
 #: what each emitted program computes, above its code
 WHAT = {
     "f": "f: its outputs are [f]",
@@ -49,162 +27,6 @@ WHAT = {
     "derivative along the direction, its last input])",
     "hvp": "the Hessian times a direction (its last input), forward over reverse",
 }
-_WORDS = frozenset(
-    """break case catch class const continue debugger default delete do else
-enum export extends false finally for function if import in instanceof new null return super
-switch this throw true try typeof var void while with yield let static await arguments eval
-undefined NaN Infinity""".split()
-)
-
-
-class Commented(Program):
-    """``Program``, with the model's line as a comment above the code of each equation
-    (where it changes): ``// line 7: heading = np.cumsum(theta)``, and ``(backward)``
-    in the equations that read the cotangent (JAX names the forward line they undo)."""
-
-    def __init__(self, files: frozenset[str]) -> None:
-        super().__init__(files)
-        self._said: Any = None
-
-    def equation(self, eqn: Any, ins: list) -> list:
-        where = self.where(eqn)
-        body, before, last = self.body, len(self.body), self._said
-        outs = super().equation(eqn, ins)
-        # only code that was written gets its line (a fused value is written in its
-        # consumer's loop, under the consumer's line); a loop's own line goes above it,
-        # its body's lines inside (written first, as the body is walked)
-        said = (where, COTANGENT in self.sources)
-        if len(body) > before:
-            if where is not None and said != last:
-                text = (source_line(*where) or "").strip()
-                back = " (backward)" if said[1] else ""
-                body.insert(before, f"// line {where[1]}{back}: {text}")
-            if self._said is last:  # no line said inside it: the code after it is its own
-                self._said = said
-        return outs
-
-
-@dataclass(frozen=True)
-class Arg:
-    """One argument of the exported functions: a leaf of f's arguments."""
-
-    name: str  # as the model names it: theta, data['lengths']
-    js: str  # its JavaScript parameter name
-    shape: tuple[int, ...]
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-
-@dataclass(frozen=True)
-class Emitted:
-    """One program: its factory's source, its constants, and its outputs' sizes."""
-
-    source: str
-    consts: list[np.ndarray]
-
-
-def check_mode(mode: str) -> None:
-    """A mode the module can be written in; else why not."""
-    if mode in EXPORTS:
-        return
-    ok = " or ".join(repr(m) for m in EXPORTS)
-    if mode in REFUSED:
-        raise ModelError(f"mode {mode!r} is not exported: {REFUSED[mode]}",
-                         hint=f"export mode {ok}")  # fmt: skip
-    raise ValueError(f"mode must be {ok} (the modes adlab export writes), got {mode!r}")
-
-
-def js_name(text: str, taken: set[str]) -> str:
-    """A JavaScript identifier for an argument, unlike those ``taken``."""
-    name = re.sub(r"\W+", "_", text).strip("_") or "arg"
-    if name[0].isdigit() or name in _WORDS or name in ("C", "K"):
-        name = f"{name}_"
-    while name in taken:
-        name = f"{name}_"
-    taken.add(name)
-    return name
-
-
-def arguments(f: Callable, args: tuple) -> list[Arg]:
-    """The leaves of f's arguments, named as the model names them."""
-    import inspect
-
-    try:
-        params = list(inspect.signature(f).parameters)
-    except (TypeError, ValueError):
-        params = []
-    out, taken = [], set()
-    for k, a in enumerate(args):
-        base = params[k] if k < len(params) and not params[k].startswith("*") else f"arg{k}"
-        for path, leaf in jax.tree_util.tree_flatten_with_path(a)[0]:
-            name = base + jax.tree_util.keystr(path)
-            key = path[-1] if path else None
-            short = str(getattr(key, "key", getattr(key, "idx", base))) if path else base
-            out.append(Arg(name, js_name(short, taken), tuple(np.shape(leaf))))
-    return out
-
-
-def programs(model: Model, args: tuple, mode: str, hvp: bool) -> dict[str, Emitted]:
-    """The emitted programs: ``f``; ``vg``, f's value and gradient (reverse) or value and
-    one directional derivative (forward, the module loops over the columns); ``hvp``."""
-    f = model.function("js")
-    wrt = model.wrt
-    leaves, tree = jax.tree_util.tree_flatten(args)
-    n = len(leaves)
-
-    def at_x(flat):
-        new = jax.tree_util.tree_unflatten(tree, list(flat))
-        return new[wrt], lambda x: f(*new[:wrt], x, *new[wrt + 1 :])
-
-    def value_grad(*flat):  # the cotangent last: emit holds it at 1
-        x, fx = at_x(flat[:n])
-        y, pull = jax.vjp(fx, x)
-        return y, pull(flat[n])[0]
-
-    def value_jvp(*flat):
-        x, fx = at_x(flat[:n])
-        return jax.jvp(fx, (x,), (flat[n],))
-
-    def hessian_v(*flat):
-        x, fx = at_x(flat[:n])
-        return jax.jvp(jax.grad(fx), (x,), (flat[n],))[1]
-
-    x = np.asarray(args[wrt], np.float64)
-    wanted = {"f": (lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat))), [], None)}
-    if mode == "reverse":
-        wanted["vg"] = (value_grad, [np.zeros(())], "one")
-    else:
-        wanted["vg"] = (value_jvp, [np.zeros_like(x)], None)
-    if hvp:
-        wanted["hvp"] = (hessian_v, [np.zeros_like(x)], None)
-    out = {}
-    with precision_scope("float64"), model.errors(f"f, exported in mode {mode!r}"):
-        for key, (fn, extra, cotangent) in wanted.items():
-            closed = jax.make_jaxpr(fn)(*leaves, *extra)
-            source, consts, _, _ = emit(closed, model.files, cotangent, Commented)
-            out[key] = Emitted(source, consts)
-    return out
-
-
-def checked(model: Model, args: tuple) -> None:
-    """f's x is one array and f a scalar: what a gradient module is written for."""
-    wrt = model.wrt
-    if isinstance(wrt, tuple):
-        raise ModelError(f"the model differentiates the arguments {wrt}; an exported module "
-                         "differentiates one", hint="set wrt = 0 in the model")  # fmt: skip
-    if len(jax.tree_util.tree_leaves(args[wrt])) != 1:
-        raise ModelError(f"f's argument {wrt} (x) is not one array: an exported module takes "
-                         "x as one Float64Array", hint="make x one 1-D array")  # fmt: skip
-    f = model.function("js")
-    with precision_scope("float64"), model.errors("f, exported"):
-        shape = jax.eval_shape(f, *args).shape
-    if shape != ():
-        lineno, line = model.return_line
-        raise ModelError(f"f returns an array of shape {tuple(shape)}; an exported module "
-                         "holds the gradient of a scalar f", lineno=lineno, line=line,
-                         hint="return a scalar, e.g. the sum of the squared residuals")  # fmt: skip
 
 
 # ----------------------------------------------------------------- the text
