@@ -180,6 +180,7 @@ class Lab(w.VBox):
         self.plot_widget = LivePlot(self.plots.layout)
         # stable hooks for the browser test and for users' own CSS
         for widget, hook in (
+            (self.model_dropdown, "adlab-model"),
             (self.n_slider, "adlab-n"),
             (self.run_button, "adlab-run"),
             (self.stop_button, "adlab-stop"),
