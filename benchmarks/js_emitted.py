@@ -43,6 +43,10 @@ function loops(fn) {  // calls per repeat: a repeat lasts >= 10 ms
     k *= 2;
   }
 }
+function warm(fn) {  // >= 200 ms and >= 5 calls
+  const t = performance.now();
+  for (let i = 0; i < 5 || performance.now() - t < 200; i++) sink += fn();
+}
 function once(fn, k) {
   const t = performance.now();
   for (let i = 0; i < k; i++) sink += fn();
@@ -65,6 +69,8 @@ for (const c of cases) {
     diff = Math.max(diff, Math.abs(mine[i] - theirs[i]));
     scale = Math.max(scale, Math.abs(mine[i]));
   }
+  warm(emitted);  // V8 compiles in tiers: the first calls of a long loop run slower
+  warm(byHand);
   const ke = loops(emitted), kh = loops(byHand), te = [], th = [];
   for (let r = 0; r < c.repeats; r++) {  // interleaved: a change of load falls on both
     te.push(once(emitted, ke));

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,6 +141,33 @@ def _never(eqn: Any, var: Any) -> bool:
     return False
 
 
+@dataclass
+class _Loop:
+    """A loop being written (``Code.loop``): its length, bodies, where it is cut, what
+    comes before and after it, the buffers it writes element by element and those it
+    writes after it ends (a sum's)."""
+
+    size: int
+    bodies: list[Callable[[Ix], list[str]]]
+    cuts: Any
+    head: list[str]
+    tail: list[str]
+    writes: set[str]
+    done: set[str]
+
+    def __post_init__(self) -> None:
+        self.cuts = sorted({0, self.size, *(c for c in self.cuts if 0 < c < self.size)})
+        self.mark = f"/* loop {id(self)} */"
+
+    def join(self, other: _Loop) -> None:
+        self.bodies += other.bodies
+        self.cuts = sorted({*self.cuts, *other.cuts})
+        self.head += other.head
+        self.tail += other.tail
+        self.writes |= other.writes
+        self.done |= other.done
+
+
 class Code(Walker):
     """The JS text of one jaxpr being written: allocations, body, constants."""
 
@@ -161,6 +188,8 @@ class Code(Walker):
         self._backward = False  # writing an equation that reads the cotangent (or in one)
         self._memo: dict[tuple[str, int], str] = {}  # fused elements written in this body
         self._cuts: set[int] | None = None  # where ``loop``'s first pass cuts
+        self._reads: set[tuple[str, int | None]] = set()  # ... the buffers it reads, where
+        self._pending: _Loop | None = None  # the last loop, written when the next is not
 
     @property
     def covers(self) -> str:  # type: ignore[override]
@@ -215,7 +244,10 @@ class Code(Walker):
         if v.literal:
             return [], v.name
         if v.shape == () or (size is not None and v.size == 1 and size != 1):
+            self._reads.add((v.name, None))
             return [], v.index("0")
+        base = int(v.base or 0) if str(v.base or 0).isdigit() else None
+        self._reads.add((v.name, None if base is None else ix.off + base))
         return [], v.index(ix.text)
 
     def region(self, ix: Ix, start: int, stop: int) -> bool:
@@ -232,25 +264,47 @@ class Code(Walker):
         self._cuts.update((start - ix.off, stop - ix.off))
         return True
 
-    def loop(self, size: int, body: Callable[[Ix], list[str]], head: list[str] = (),
-             tail: list[str] = ()) -> None:  # fmt: skip
-        """A loop over ``size`` elements whose ``body(ix)`` reads fused values, cut into
+    def loop(self, size: int, body: Callable[[Ix], list[str]], writes: str,
+             head: Sequence[str] = (), tail: Sequence[str] = ()) -> None:  # fmt: skip
+        """A loop over ``size`` elements whose ``body(ix)`` reads fused values and writes
+        the buffer ``writes`` (at ``ix``; or, with ``tail``, after the loop). It is cut into
         pieces where a piecewise read changes side, so no element needs a branch; the
-        pieces run in order (a running sum adds in the same order)."""
-        self._cuts, self._memo = set(), {}
-        body(Ix("i", 0, 0, size))  # the first pass: where to cut
-        cuts = sorted({0, size, *(c for c in self._cuts if 0 < c < size)})
-        self._cuts = None
-        lines = list(head)
-        for lo, hi in zip(cuts, cuts[1:], strict=False):
+        pieces run in order (a running sum adds in the same order). It joins the loop
+        before it where that has the same length and this one reads what that one writes
+        at the same element or an earlier one only: one pass, and the values it shares
+        with that one computed once."""
+        self._cuts, self._memo, self._reads = set(), {}, set()
+        body(Ix("i", 0, 0, size))  # the first pass: where to cut, what it reads
+        loop = _Loop(size, [body], set(self._cuts), list(head), list(tail),
+                     {writes} if not tail else set(), {writes} if tail else set())  # fmt: skip
+        reads, self._cuts, self._reads = self._reads, None, set()
+        last = self._pending
+        if last is not None and last.size == size and not any(
+                name in last.done or (name in last.writes and (off is None or off > 0))
+                for name, off in reads):  # fmt: skip
+            last.join(loop)
+            return
+        self.flush()
+        self._pending = loop
+        self.body.append(loop.mark)  # its place, written at ``flush`` (a comment may go above)
+
+    def flush(self) -> None:
+        """The loop waiting to be joined, written."""
+        loop, self._pending = self._pending, None
+        if loop is None:
+            return
+        lines = list(loop.head)
+        for lo, hi in zip(loop.cuts, loop.cuts[1:], strict=False):
             self._memo = {}
-            inner = " ".join(body(Ix("i", 0, lo, hi)))
+            inner = " ".join(line for body in loop.bodies for line in body(Ix("i", 0, lo, hi)))
             if hi - lo == 1:
                 lines.append(f"{{ const i = {lo}; {inner} }}")
             else:
                 lines.append(f"for (let i = {lo}; i < {hi}; i++) {{ {inner} }}")
         self._memo = {}
-        self.emit(*(["{", *lines, *tail, "}"] if head or tail or len(lines) > 1 else lines))
+        at = len(self.body) - 1 - self.body[::-1].index(loop.mark)
+        whole = len(lines) > 1 or loop.tail
+        self.body[at : at + 1] = ["{", *lines, *loop.tail, "}"] if whole else lines
 
     def materialize(self, v: Val) -> Val:
         """A fused value written into a buffer (for a consumer that indexes it)."""
@@ -262,7 +316,7 @@ class Code(Walker):
             pre, e = self.read_at(v, ix)
             return [*pre, f"{buf.index(ix.text)} = {e};"]
 
-        self.loop(v.size, body)
+        self.loop(v.size, body, buf.name)
         return buf
 
     def fresh(self, shape: tuple[int, ...], dtype: Any) -> Val:
@@ -288,6 +342,7 @@ class Code(Walker):
         return self.const(a) if a.ndim else Val(number(a.item()), (), a.dtype, literal=True)
 
     def emit(self, *lines: str) -> None:
+        self.flush()
         self.body.extend(lines)
 
     def buffers(self) -> Buffers:
@@ -324,7 +379,9 @@ class Code(Walker):
         return rule(self, eqn, ins)
 
     def finish(self, outs: list[Val]) -> list[Val]:
-        return [self.materialize(v) for v in outs]
+        outs = [self.materialize(v) for v in outs]
+        self.flush()
+        return outs
 
     def _tape(self, ins: list[Val]) -> None:
         """The forward buffers a backward equation reads (a fused read too) are taped."""

@@ -70,15 +70,59 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
             buf = prog.fresh(o.shape, o.dtype)
             prog.emit(f"{buf.name}.fill({o.name});")
             o = buf
+        elif o.base:  # a part of a buffer, read in place: its own copy
+            buf = prog.fresh(o.shape, o.dtype)
+            prog.emit(f"for (let i = 0; i < {o.size}; i++) {buf.name}[i] = {o.index('i')};")
+            o = buf
         ret.append(o.name)
     listed = f"[{', '.join(ret)}]"
     if all(r.startswith(("B", "C[")) for r in ret):  # its own buffers: one list, made once
         prog.allocs.append(f"const OUT = {listed};")
         listed = "OUT"
+    params = ", ".join(v.name for v in args)
+    parts, body = pieces(prog.body, params)
     source = "\n".join([
-        "(function (C) {", *("  " + a for a in prog.allocs),
-        f"  return function ({', '.join(v.name for v in args)}) {{",
-        *("    " + b for b in prog.body),
+        "(function (C) {", *("  " + a for a in prog.allocs), *("  " + p for p in parts),
+        f"  return function ({params}) {{", *("    " + b for b in body),
         f"    return {listed};", "  };", "})",
     ])  # fmt: skip
     return source, prog.consts, outs, prog.buffers()
+
+
+#: the most characters of code in one emitted function: V8 optimises a function whole,
+#: and a long one late or never (TurboFan skips bytecode over 60 KB; each loop of a long
+#: one is compiled on its own first, on stack), so a long program is cut into functions
+PIECE = 6000
+
+
+def statements(body: list[str]) -> list[list[str]]:
+    """``body``'s top-level statements (a model-line comment with the code after it; an
+    ``else`` with its ``if``)."""
+    out: list[list[str]] = []
+    depth, glued = 0, False
+    for line in body:
+        text = line.lstrip()
+        if not out or (depth == 0 and not glued and not text.startswith("else")):
+            out.append([])
+        out[-1].append(line)
+        glued = text.startswith("//")  # a comment: the code after it is its statement
+        if not glued:
+            depth += text.count("{") - text.count("}")
+    return out
+
+
+def pieces(body: list[str], params: str) -> tuple[list[str], list[str]]:
+    """(functions, the body calling them) of a body longer than ``PIECE``: its top-level
+    statements in order, cut into functions of about ``PIECE`` characters."""
+    if sum(len(line) for line in body) <= PIECE:
+        return [], body
+    groups: list[list[str]] = [[]]
+    for st in statements(body):
+        if groups[-1] and sum(map(len, groups[-1])) + sum(map(len, st)) > PIECE:
+            groups.append([])
+        groups[-1].extend(st)
+    parts, calls = [], []
+    for k, group in enumerate(groups):
+        parts += [f"function P{k}({params}) {{", *("  " + line for line in group), "}"]
+        calls.append(f"P{k}({params});")
+    return parts, calls

@@ -247,6 +247,13 @@ def view(prog: Code, eqn: Any, a: Val, at: Callable[[Ix], tuple[list[str], str]]
     return [v] if prog.fuses(var, a.cost) else [prog.materialize(v)]
 
 
+def _at(a: Val, var: Any, start: int) -> Val:
+    """The elements of buffer ``a`` from ``start`` on, in place, as ``var``."""
+    base = f"{a.base} + {start}" if a.base else str(start)
+    return dataclasses.replace(a, shape=tuple(var.aval.shape), dtype=np.dtype(var.aval.dtype),
+                               base=base if start or a.base else "")  # fmt: skip
+
+
 def _flat_rows(shape: tuple[int, ...], config: list[tuple[int, int, int]]) -> bool:
     """Whether only the first dimension is cut or padded (the rest whole), step 1: the
     output's flat index is the operand's shifted."""
@@ -306,6 +313,8 @@ def _slice(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     step = eqn.params["strides"] or (1,) * len(a.shape)
     base = sum(s * t for s, t in zip(start, st, strict=True))
     if not a.literal and _flat_rows(a.shape, _cut(eqn, a.shape)):  # x[1:], x[:-1]
+        if a.fused is None:  # read in place, at its offset in the buffer
+            return [_at(a, eqn.outvars[0], base)]
         return view(prog, eqn, a, lambda ix: prog.read_at(a, ix.shift(base)))
     a = prog.materialize(a)
     o = out(prog, eqn)
@@ -346,6 +355,9 @@ FUSES["split"] = _splits_rows
 def _split(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a = ins[0]
     if not a.literal and _splits_rows(eqn, eqn.invars[0]):  # each piece read in place
+        if a.fused is None:
+            at = itertools.accumulate((math.prod(v.aval.shape) for v in eqn.outvars), initial=0)
+            return [_at(a, v, lo) for v, lo in zip(eqn.outvars, at, strict=False)]
         starts = itertools.accumulate((math.prod(v.aval.shape) for v in eqn.outvars), initial=0)
         return [view(prog, eqn, a, lambda ix, lo=lo: prog.read_at(a, ix.shift(lo)), k)[0]
                 for k, lo in zip(range(len(eqn.outvars)), starts, strict=False)]  # fmt: skip

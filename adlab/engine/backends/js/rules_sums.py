@@ -36,11 +36,13 @@ def _sum_all(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     if a.fused is None:
         return _reduce_sum(prog, eqn, [a])
 
+    s = prog.temp("s")
+
     def body(ix: Ix) -> list[str]:
         pre, e = prog.read_at(a, ix)
-        return [*pre, f"s += {e};"]
+        return [*pre, f"{s} += {e};"]
 
-    prog.loop(a.size, body, head=["let s = 0;"], tail=[f"{o.name}[0] = s;"])
+    prog.loop(a.size, body, o.name, head=[f"let {s} = 0;"], tail=[f"{o.name}[0] = {s};"])
     return [o]
 
 
@@ -105,12 +107,34 @@ def _dot(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     batch = tuple(lhs.shape[d] for d in lb)
     lfree = tuple(n for d, n in enumerate(lhs.shape) if d not in lc and d not in lb)
     rfree = tuple(n for d, n in enumerate(rhs.shape) if d not in rc and d not in rb)
+    if not batch and len(lc) == 1 and len(lfree) == 1 and len(rfree) == 1:
+        stride = {**{v: st for v, st in lt if v != "q0"}, **{v: st for v, st in rt if v != "q0"}}
+        lq, rq = dict(lt)["q0"], dict(rt)["q0"]
+        if (lq != 1 or rq != 1) and stride["j0"] == 1:  # a dot per element reads across rows
+            _rows(prog, o, lhs, rhs, lt, rt, (lfree[0], lhs.shape[lc[0]], rfree[0]),
+                  outer_q=lq != 1 and stride["i0"] == 1)  # fmt: skip
+            return [o]
     inner = nest(tuple(lhs.shape[d] for d in lc),
                  [f"s += {read(lhs, offset(lt))} * {read(rhs, offset(rt))};"], "q")  # fmt: skip
     body = nest(rfree, ["let s = 0;", *inner, f"{o.name}[k++] = s;"], "j")
     body = nest(lfree, body, "i")
     prog.emit(*block(["let k = 0;", *nest(batch, body, "b")]))
     return [o]
+
+
+def _rows(prog: Code, o: Val, lhs: Val, rhs: Val, lt: list, rt: list, sizes: tuple,
+          outer_q: bool) -> None:  # fmt: skip
+    """A product of matrices whose inner loop runs along rows: ``o[i, :] += lhs[i, q] *
+    rhs[q, :]`` (``outer_q``: q outermost, for a transposed lhs). Each element still adds
+    its terms in the order of q from 0, as the dot per element does: the same sums."""
+    ni, nq, nj = sizes
+    line = f"{o.name}[i0 * {nj} + j0] += a * {read(rhs, offset(rt))};"
+    inner = [f"const a = {read(lhs, offset(lt))};",
+             f"for (let j0 = 0; j0 < {nj}; j0++) {line}"]  # fmt: skip
+    loops = ("q0", nq, "i0", ni) if outer_q else ("i0", ni, "q0", nq)
+    prog.emit(f"{o.name}.fill(0);", f"for (let {loops[0]} = 0; {loops[0]} < {loops[1]}; "
+              f"{loops[0]}++) for (let {loops[2]} = 0; {loops[2]} < {loops[3]}; {loops[2]}++) "
+              f"{{ {' '.join(inner)} }}")  # fmt: skip
 
 
 # ------------------------------------------------------ gather, scatter
