@@ -120,10 +120,17 @@ def check_mode(mode: str) -> None:
     raise ValueError(f"mode must be {ok} (the modes adlab export writes), got {mode!r}")
 
 
+#: the module's own names, which the exported functions read: no parameter may hide one
+OURS = frozenset({"C", "K", "F", "VG", "HVP", "ARGS", "HVP_ARGS", "b64", "take", "count",
+                  "inputs", "vg", "hv", "f", "grad", "valueAndGrad", "hvp"})  # fmt: skip
+
+
 def js_name(text: str, taken: set[str]) -> str:
     """A JavaScript identifier for an argument, unlike those ``taken``."""
     name = re.sub(r"\W+", "_", text).strip("_") or "arg"
-    if name[0].isdigit() or name in _WORDS or name in ("C", "K"):
+    if name[0].isdigit():
+        name = f"_{name}"
+    if name in _WORDS or name in OURS:
         name = f"{name}_"
     while name in taken:
         name = f"{name}_"
@@ -132,7 +139,9 @@ def js_name(text: str, taken: set[str]) -> str:
 
 
 def arguments(f: Callable, args: tuple) -> list[Arg]:
-    """The leaves of f's arguments, named as the model names them."""
+    """The leaves of f's arguments, named as the model names them: ``data['lengths']``
+    (in JavaScript ``lengths``, a dict's key where it is a name, else the whole path:
+    ``blocks_0``)."""
     try:
         params = list(inspect.signature(f).parameters)
     except (TypeError, ValueError):
@@ -142,8 +151,8 @@ def arguments(f: Callable, args: tuple) -> list[Arg]:
         base = params[k] if k < len(params) and not params[k].startswith("*") else f"arg{k}"
         for path, leaf in jax.tree_util.tree_flatten_with_path(a)[0]:
             name = base + jax.tree_util.keystr(path)
-            key = path[-1] if path else None
-            short = str(getattr(key, "key", getattr(key, "idx", base))) if path else base
+            key = getattr(path[-1], "key", None) if path else None
+            short = key if isinstance(key, str) and key.isidentifier() else name
             out.append(Arg(name, js_name(short, taken), tuple(np.shape(leaf))))
     return out
 
