@@ -172,7 +172,8 @@ class Record:
     the records of one sweep.
 
     A second derivative has ``order`` 2, ``mode`` "hessian" or "hvp", and its
-    composition of modes in ``scheme`` (e.g. "forward-over-reverse"). A sparse
+    composition of modes in ``scheme`` (e.g. "forward-over-reverse"); ``levels`` says which
+    framework takes each level of it, and of a model's own ``grad`` inside f. A sparse
     derivative (label "...(sparse)") has the ``colors`` and ``nnz`` of its pattern.
 
     ``where`` is where a JavaScript series ran: "node" (Node.js, started by adlab) or
@@ -201,6 +202,10 @@ class Record:
     precision: str
     backend: str
     order: int = 1  # 2: a Hessian or HVP, whose ``scheme`` names the composition of modes
+    # which framework takes each level of a nested derivative, outermost first ("outer:
+    # jax-js's grad (reverse); inner: JAX's grad (reverse), traced into f and translated to
+    # jax-js operations"); None: one framework takes the one level (``backends.levels``)
+    levels: str | None = None
     device: str | None = None  # what it ran on: "cpu", "wasm", "webgl", "cuda" ...
     where: str | None = None  # JavaScript: "node" or "browser"; None for Python frameworks
     # timing

@@ -32,7 +32,7 @@ from typing import Any
 from .._format import seconds
 from .._vocab import Backend, Precision, Record, Scheme, Timing
 from ..catalog import resolve_model
-from ..engine.backends import DEFAULT, REFERENCE, get_backend
+from ..engine.backends import DEFAULT, REFERENCE, get_backend, levels
 from ..engine.backends.inner_grad import inner_note
 from ..engine.model.source import Model
 from ..engine.modes import get_rule
@@ -316,6 +316,7 @@ class _Run:
             model=m.name, mode=v.mode, n=n, label=v.label, scheme=v.scheme, jit=bool(v.jit),
             precision=v.precision, backend=v.backend, settings=dict(m.settings),
             env=self.env(v.precision, v.backend, v.device), order=get_rule(v.mode).order,
+            levels=levels(v.backend, v.mode, v.scheme, v.inner or "reverse", m.uses_grad),
             **self._placement(v),
         )  # fmt: skip
 

@@ -27,10 +27,11 @@ from .facts import (
     label_of,
     with_fact,
 )
+from .levels import levels
 
 __all__ = ["BASELINE", "COMPOSITIONS", "DEFAULT", "FACTS", "JAVASCRIPT", "JAXJS", "KNOWN",
            "REFERENCE",
            "TFJS", "Backend",
            "Facts", "Known", "KnownBug", "MissingFramework", "Program", "always_installed",
            "default_jit", "facts_of", "get_backend", "has_compiler", "installed", "label_of",
-           "pip_command", "with_fact"]  # fmt: skip
+           "levels", "pip_command", "with_fact"]  # fmt: skip

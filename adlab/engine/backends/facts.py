@@ -81,7 +81,11 @@ class Facts:
         has_ad: whether it takes derivatives itself (NumPy: no, finite differences only).
         nests: the second-order compositions it runs (``COMPOSITIONS``); () for none.
         why_not_nested: composition -> why it does not run it (each checked in the tests).
-        why_no_nesting: why it runs no composition at all (nests empty), in words.
+        why_no_nesting: why it runs no composition at all (nests empty), in words: what
+            runs where, and what to use instead.
+        takes: mode -> what takes a derivative in that mode, in a few words ("jax-js's jvp
+            (forward)"); a record's ``levels`` names them (``backends.levels``). A mode left
+            out: "<label>'s <mode> mode".
         profiler: how ``adlab.profile`` reads its operations: "xla" (XLA's compiled
             program, jitted), "torch.profiler" (PyTorch's own operations, eagerly), or None.
         profile_refusal: why it cannot be profiled (profiler None).
@@ -124,6 +128,7 @@ class Facts:
     nests: tuple[str, ...] = ()
     why_not_nested: Mapping[str, str] = field(default_factory=_frozen)
     why_no_nesting: str = "it has no automatic differentiation to nest"
+    takes: Mapping[str, str] = field(default_factory=_frozen)
     profiler: str | None = None
     profile_refusal: str | None = None
     sparse: bool = False
@@ -158,6 +163,7 @@ FACTS: dict[str, Facts] = {
         nests=COMPOSITIONS, profiler="xla", sparse=True, sparse_refusal=None,
         imports=("jax", "jaxlib"), aliases=("jnp", "lax"),
         checkpoint="jax.checkpoint (remat)",
+        takes=_frozen({"reverse": "JAX's grad (reverse)", "forward": "JAX's jvp (forward)"}),
     ),
     "numpy": Facts(
         "numpy", None, "NumPy", None,
@@ -238,6 +244,8 @@ FACTS: dict[str, Facts] = {
                              "JavaScript")}),
         profile_refusal="adlab does not read Node's profiler yet",
         checkpoint="jax.checkpoint, emitted: the backward loop recomputes its segment",
+        takes=_frozen({"reverse": "JAX's vjp (reverse), emitted as JavaScript",
+                       "forward": "JAX's jvp (forward), emitted as JavaScript"}),
     ),
     # the model traced with JAX, its program translated to TF.js operations, run in Node
     "tfjs": Facts(
@@ -248,8 +256,11 @@ FACTS: dict[str, Facts] = {
         how_eager="tf.grad (a tape), eager", marker="star", dash="dotted", traced=True,
         g9=True, profile_refusal="adlab does not read TF.js's profiler yet",
         precisions=("float32",),
-        why_no_nesting=("adlab translates f alone, and TF.js's tf.grad of tf.grad is not "
-                        "offered yet"),
+        why_no_nesting=("TF.js takes the first derivative only here (tf.grad of f, "
+                        "translated from JAX's program), and adlab does not nest tf.grad in "
+                        "tf.grad yet; backend='js' runs the whole nesting in JavaScript (JAX's "
+                        "program of it, emitted), in Node or the Lab's page"),
+        takes=_frozen({"reverse": "TF.js's tf.grad (reverse)"}),
         why_no_checkpoint="adlab translates its loops to TF.js, without recomputation",
     ),
     # the model traced with JAX, its program translated to jax-js operations, run in Node
@@ -264,8 +275,12 @@ FACTS: dict[str, Facts] = {
         # float32 first, as jax-js's own arrays and its webgl and webgpu backends; float64
         # on wasm computes sin, cos, exp and log to float32's accuracy (cpu: Math's)
         precisions=("float32", "float64"),
-        why_no_nesting=("adlab translates f alone, and does not hand a composition of modes "
-                        "to jax-js's own nesting (jvp of grad) yet"),
+        why_no_nesting=("jax-js takes the first derivative only here (its grad or jvp of "
+                        "f, translated from JAX's program), and adlab does not hand a "
+                        "composition of modes to jax-js's own nesting (jvp of grad) yet; "
+                        "backend='js' runs the whole nesting in JavaScript (JAX's program of "
+                        "it, emitted), in Node or the Lab's page"),
+        takes=_frozen({"reverse": "jax-js's grad (reverse)", "forward": "jax-js's jvp (forward)"}),
         why_no_checkpoint="adlab translates its loops to JavaScript loops, without "
         "recomputation",
     ),

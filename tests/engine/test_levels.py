@@ -1,0 +1,69 @@
+"""A record's ``levels``: which framework takes each level of a nested derivative.
+
+The words are each framework's facts (``Facts.takes``); what is tested is who is named at
+each level: on the JavaScript backends a model's own ``grad`` is JAX's, traced into f,
+and only the outer level is TF.js's or jax-js's; a second derivative on ``js`` is JAX's
+program of the whole nesting, emitted. One small sweep shows the field reaches a record.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import adlab
+from adlab.engine.backends import installed, levels
+
+#: a model that takes its own derivative (particle's way, one step)
+OWN_GRAD = ("def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+            "def f(x):\n    g = grad(lambda y: np.sum(np.sin(y) * y))(x)\n"
+            "    return np.sum(g ** 2)\n")  # fmt: skip
+
+
+def test_a_first_derivative_without_grad_has_one_level():
+    assert levels("jaxjs", "reverse") is None and levels("jax", "primal", own_grad=True) is None
+
+
+@pytest.mark.parametrize("backend, outer", [
+    ("tfjs", "TF.js's tf.grad (reverse)"),
+    ("jaxjs", "jax-js's grad (reverse)"),
+    ("js", "JAX's vjp (reverse), emitted as JavaScript"),
+])  # fmt: skip
+def test_the_models_own_grad_is_jaxs_traced_into_f_on_javascript(backend, outer):
+    got = levels(backend, "reverse", own_grad=True)
+    top, _, inside = got.partition("; inner: ")
+    assert top == f"outer: {outer}", got
+    assert inside.startswith("JAX's grad (reverse), traced into f"), got
+    label = {"tfjs": "TensorFlow.js", "jaxjs": "jax-js"}.get(backend)
+    assert (f"translated to {label} operations" if label else "emitted as JavaScript") in inside
+    # inner-forward: JAX's jvp inside; jax-js's jvp outside in forward mode
+    got = levels(backend, "forward", inner="forward", own_grad=True)
+    assert "inner: JAX's jvp (forward)" in got, got
+
+
+def test_a_second_derivative_names_its_outer_and_inner_framework():
+    assert levels("jaxjs", "hessian", "forward-over-reverse") == (
+        "outer: jax-js's jvp (forward); inner: jax-js's grad (reverse)")  # fmt: skip
+    got = levels("js", "hvp", "reverse-over-forward")
+    assert got.startswith("outer: JAX's grad (reverse); inner: JAX's jvp (forward)"), got
+    assert got.endswith("one program, emitted as JavaScript"), got
+    assert levels("jax", "hessian", "numeric").startswith("outer: central differences of")
+
+
+@pytest.mark.skipif(not installed("tfjs"), reason="Node.js is not installed")
+def test_a_record_says_tfjs_takes_the_outer_level_and_jax_the_inner():
+    m = adlab.Model.from_source(OWN_GRAD, name="own_grad")
+    records = list(adlab.bench(m, sizes=[3], modes=["reverse(tfjs)"], repeats=3,
+                               interval_width=None, target_s=0.001, warn=False))  # fmt: skip
+    (r,) = [r for r in records if r.mode == "reverse"]
+    assert r.levels == levels("tfjs", "reverse", own_grad=True), r.levels
+    assert r.error is not None and r.error < 1e-4  # TF.js's float32 against JAX's float64
+    assert all(r.levels is None for r in records if r.mode == "primal")
+
+
+def test_a_refused_nesting_says_what_runs_where_and_what_to_use():
+    m = adlab.Model.from_source(OWN_GRAD, name="own_grad")
+    for backend in ("tfjs", "jaxjs"):
+        with pytest.raises(ValueError) as info:
+            adlab.hessian(m, *m.setup(3), backend=backend)
+        text = str(info.value)
+        assert "first derivative only here" in text and "backend='js'" in text, text
