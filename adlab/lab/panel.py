@@ -47,7 +47,7 @@ def controls(lab: Any) -> w.VBox:
             w.HBox([lab.model_dropdown, lab.reset_button]),
             lab.n_slider,
             tabs,
-            w.HBox([lab.run_button, lab.stop_button, lab.export_button]),
+            w.HBox([lab.run_button, lab.stop_button, lab.export_button, lab.export_js_button]),
             lab.progress_bar,
             lab.status_label,
         ],

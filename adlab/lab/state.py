@@ -348,3 +348,25 @@ class LabState(ModelEditing):
         csv_path.write_text(to_csv(records), encoding="utf-8")
         save(records, json_path, source={self.model_name: self.source})
         return csv_path, json_path
+
+    def export_js(self) -> Future:
+        """Write ``<model>.grad.mjs`` beside the records ``export`` writes: the model's f and
+        gradient at n as one JavaScript module, in the ticked js series' mode
+        (``js_module``; ``adlab.export_js``). Traced on the worker, as every run's JAX work;
+        the status then says where it went, or why not. Returns the future of its path."""
+        from .js_module import said, write_module
+
+        self.status = "Writing the JavaScript module..."
+        ticked = (list(self.modes), list(self.frameworks))
+        future = worker().submit(write_module, self.model, self.model_name, self.n, *ticked,
+                                 self.edits.folder)  # fmt: skip
+        future.add_done_callback(lambda f: self._on_ui(lambda: setattr(self, "status", said(f))))
+        return future
+
+    def _on_ui(self, fn: Callable[[], None]) -> None:
+        """``fn`` run on the UI side (the kernel's IO loop; without one, at once, locked)."""
+        if self._post is not None:
+            self._post(fn)
+            return
+        with self.lock:
+            fn()

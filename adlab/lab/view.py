@@ -174,6 +174,11 @@ class Lab(w.VBox):
         self.export_button = w.Button(description="Export", icon="download",
                                       tooltip="write the records as CSV and JSON, and a report "
                                       "as HTML that opens offline")  # fmt: skip
+        self.export_js_button = w.Button(description="Export JS", icon="code",
+                                         layout=w.Layout(width="auto"),  # its label whole
+                                         tooltip="write <model>.grad.mjs: f and its gradient "
+                                         "as the ticked js series takes it, one JavaScript "
+                                         "module for a web page")  # fmt: skip
         self.progress_bar = w.FloatProgress(value=0.0, min=0.0, max=1.0,
                                             layout=w.Layout(width="100%"))  # fmt: skip
         self.status_label = w.HTML(layout=w.Layout(width="100%"))
@@ -184,6 +189,7 @@ class Lab(w.VBox):
             (self.n_slider, "adlab-n"),
             (self.run_button, "adlab-run"),
             (self.stop_button, "adlab-stop"),
+            (self.export_js_button, "adlab-export-js"),
             (self.status_label, "adlab-status"),
             (self.plot_widget, "adlab-plots"),
             (self.progress_bar, "adlab-progress"),
@@ -227,6 +233,7 @@ class Lab(w.VBox):
         self.stop_button.on_click(lambda _: s.stop())
         self.reset_button.on_click(lambda _: s.reset_source())
         self.export_button.on_click(self._export_clicked)
+        self.export_js_button.on_click(lambda _: s.export_js())  # the status says where
         s.observe(self._results_changed, ["run_id", "results", "steps", "steps_n", "patterns"])
         s.observe(self._compile_shown, "show_compile")
 
