@@ -8,7 +8,8 @@ const hand = {};
 
 hand.rosenbrock = {
   scratch: () => ({}),
-  f([x]) {
+  f(ins) {
+    const x = ins[0];
     let s = 0;
     for (let i = 0; i < x.length - 1; i++) {
       const a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
@@ -16,7 +17,8 @@ hand.rosenbrock = {
     }
     return s;
   },
-  grad([x], g) {
+  grad(ins, g) {
+    const x = ins[0];
     g.fill(0);
     for (let i = 0; i < x.length - 1; i++) {
       const a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
@@ -50,7 +52,8 @@ function mlpForward(p, x, h1, h2) {
 hand.mlp_batched = {
   scratch: () => ({ h1: new Float64Array(N1), h2: new Float64Array(N2),
                     d2: new Float64Array(N2) }),
-  f([p, xs], t) {
+  f(ins, t) {
+    const p = ins[0], xs = ins[1];
     let loss = 0;
     for (let s = 0; s < xs.length; s++) {
       const out = mlpForward(p, xs[s], t.h1, t.h2);
@@ -58,7 +61,8 @@ hand.mlp_batched = {
     }
     return loss;
   },
-  grad([p, xs], g, t) {
+  grad(ins, g, t) {
+    const p = ins[0], xs = ins[1];
     const { h1, h2, d2 } = t;
     g.fill(0);
     for (let s = 0; s < xs.length; s++) {
@@ -105,18 +109,21 @@ function odeStep(x, y, o, yn, on, u2, u3, u4) {
 }
 
 hand.ode = {
-  scratch: ([x]) => {
+  scratch: (ins) => {
+    const x = ins[0];
     const n = x.length;
     return { y: new Float64Array(n), ys: new Float64Array((S + 1) * n),
              u2: new Float64Array(n), u3: new Float64Array(n), u4: new Float64Array(n),
              yb: new Float64Array(n), yn: new Float64Array(n) };
   },
-  f([x], t) {
+  f(ins, t) {
+    const x = ins[0];
     t.y.fill(0);
     for (let s = 0; s < S; s++) odeStep(x, t.y, 0, t.y, 0, null, null, null);
     return t.y[x.length - 1];
   },
-  grad([x], g, t) {
+  grad(ins, g, t) {
+    const x = ins[0];
     const n = x.length, { ys, u2, u3, u4, yb, yn } = t;
     ys.fill(0, 0, n);
     for (let s = 0; s < S; s++) odeStep(x, ys, s * n, ys, (s + 1) * n, null, null, null);

@@ -134,7 +134,7 @@ def number(v: Any) -> str:
 
 #: the most an element may cost (``rules.COSTS``: an add 1, a division 2, a call of
 #: ``Math`` 20) to be computed again in each of several consumers rather than buffered
-RECOMPUTE = 8
+RECOMPUTE = 5
 
 
 def _never(eqn: Any, var: Any) -> bool:
@@ -154,12 +154,25 @@ class _Loop:
     tail: list[str]
     writes: set[str]
     done: set[str]
+    reads: set[tuple[str, int | None]]
 
     def __post_init__(self) -> None:
         self.cuts = sorted({0, self.size, *(c for c in self.cuts if 0 < c < self.size)})
         self.mark = f"/* loop {id(self)} */"
 
+    def joins(self, later: _Loop) -> bool:
+        """Whether ``later`` can run in this loop's passes, its body after this one's: it
+        reads what this one writes at the same element or an earlier one (written
+        already), nothing this one writes after it ends, and it overwrites nothing this
+        one reads at an earlier element (still to be read as it was)."""
+        return not any(
+            name in self.done or (name in self.writes and (off is None or off > 0))
+            for name, off in later.reads) and not any(
+            name in later.writes | later.done and (off is None or off < 0)
+            for name, off in self.reads) and not (self.writes & later.writes)  # fmt: skip
+
     def join(self, other: _Loop) -> None:
+        self.reads |= other.reads
         self.bodies += other.bodies
         self.cuts = sorted({*self.cuts, *other.cuts})
         self.head += other.head
@@ -276,12 +289,11 @@ class Code(Walker):
         self._cuts, self._memo, self._reads = set(), {}, set()
         body(Ix("i", 0, 0, size))  # the first pass: where to cut, what it reads
         loop = _Loop(size, [body], set(self._cuts), list(head), list(tail),
-                     {writes} if not tail else set(), {writes} if tail else set())  # fmt: skip
-        reads, self._cuts, self._reads = self._reads, None, set()
+                     {writes} if not tail else set(), {writes} if tail else set(),
+                     self._reads)  # fmt: skip
+        self._cuts, self._reads = None, set()
         last = self._pending
-        if last is not None and last.size == size and not any(
-                name in last.done or (name in last.writes and (off is None or off > 0))
-                for name, off in reads):  # fmt: skip
+        if last is not None and last.size == size and last.joins(loop):
             last.join(loop)
             return
         self.flush()
@@ -379,9 +391,7 @@ class Code(Walker):
         return rule(self, eqn, ins)
 
     def finish(self, outs: list[Val]) -> list[Val]:
-        outs = [self.materialize(v) for v in outs]
-        self.flush()
-        return outs
+        return [self.materialize(v) for v in outs]  # (a loop after may join their loops)
 
     def _tape(self, ins: list[Val]) -> None:
         """The forward buffers a backward equation reads (a fused read too) are taped."""

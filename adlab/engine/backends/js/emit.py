@@ -9,6 +9,7 @@ names the model's line of a primitive with no rule; the rules (``rules``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,7 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
         values[-1] = Val("1.0", (), values[-1].dtype, literal=True)
         args = values[:-1]
     outs = prog.walk(closed, values, marks)
+    prog.flush()
     ret = []
     for o in outs:
         if o.literal:  # a constant output: a buffer holding it
@@ -76,17 +78,30 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
             o = buf
         ret.append(o.name)
     listed = f"[{', '.join(ret)}]"
+    allocs = [_BUFFER.sub(r"\1_", a) for a in prog.allocs]  # the factory's: B1_ ...
     if all(r.startswith(("B", "C[")) for r in ret):  # its own buffers: one list, made once
-        prog.allocs.append(f"const OUT = {listed};")
+        allocs.append("const OUT = " + _BUFFER.sub(r"\1_", listed) + ";")
         listed = "OUT"
     params = ", ".join(v.name for v in args)
     parts, body = pieces(prog.body, params)
     source = "\n".join([
-        "(function (C) {", *("  " + a for a in prog.allocs), *("  " + p for p in parts),
-        f"  return function ({params}) {{", *("    " + b for b in body),
+        "(function (C) {", *("  " + a for a in allocs), *("  " + p for p in parts),
+        f"  return function ({params}) {{", *("    " + b for b in local(body, listed)),
         f"    return {listed};", "  };", "})",
     ])  # fmt: skip
     return source, prog.consts, outs, prog.buffers()
+
+
+#: a buffer's name in the code
+_BUFFER = re.compile(r"\b(B\d+)\b")
+
+
+def local(lines: list[str], returned: str = "") -> list[str]:
+    """``lines`` (a function's body), the buffers they use first bound to local names: V8
+    keeps a local's array in a register through a loop, and reloads one of the factory's
+    (a closure's variable) at each read."""
+    used = sorted(set(_BUFFER.findall("\n".join([*lines, returned]))), key=lambda b: int(b[1:]))
+    return [f"const {', '.join(f'{b} = {b}_' for b in used)};", *lines] if used else lines
 
 
 #: the most characters of code in one emitted function: V8 optimises a function whole,
@@ -123,6 +138,6 @@ def pieces(body: list[str], params: str) -> tuple[list[str], list[str]]:
         groups[-1].extend(st)
     parts, calls = [], []
     for k, group in enumerate(groups):
-        parts += [f"function P{k}({params}) {{", *("  " + line for line in group), "}"]
+        parts += [f"function P{k}({params}) {{", *("  " + line for line in local(group)), "}"]
         calls.append(f"P{k}({params});")
     return parts, calls

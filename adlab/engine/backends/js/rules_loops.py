@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._walk import cond_of, scan_of, while_of
-from .code import Code, Val
+from .code import Code, Ix, Val
 from .rules import out, rule
 
 
@@ -30,7 +30,12 @@ def _copy(prog: Code, dst: Val, src: Val) -> None:
     if dst.size == 1:
         prog.emit(f"{dst.index('0')} = {src.at('0')};")
         return
-    prog.emit(f"for (let i = 0; i < {dst.size}; i++) {dst.index('i')} = {src.at('i', dst.size)};")
+
+    def body(ix: Ix) -> list[str]:  # a loop that may join the one before
+        pre, e = prog.read_at(src, ix, dst.size)
+        return [*pre, f"{dst.index(ix.text)} = {e};"]
+
+    prog.loop(dst.size, body, dst.name)
 
 
 def _carry(prog: Code, carries: list[Val], new: list[Val]) -> None:

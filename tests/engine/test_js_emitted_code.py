@@ -1,0 +1,46 @@
+"""The JavaScript backend "js" emits what a careful person writes: structural facts of the
+emitted source (its values are checked against JAX elsewhere, tests/engine/test_backend_js.py).
+
+Oracle: rosenbrock's gradient, written by hand, is one pass over x: each element reads
+x[i - 1], x[i] and x[i + 1] and no value needs a buffer but the gradient itself; f's value
+(the primal's sum) is dead in the gradient's program. ode's f is one pass over the state
+per step (each stage reads the one before at i - 1), plus the step's copy into its carry.
+
+Internals: ``program.counted`` (the emitted source and its buffer count), which no public
+function returns.
+"""
+
+from __future__ import annotations
+
+import re
+
+from adlab.catalog import load_model
+from adlab.engine.backends.js.program import counted
+
+N = 50
+
+
+def emitted(name: str, driver: str) -> tuple[str, int]:
+    m = load_model(name)
+    source, _, _, buffers = counted(m.function("js"), m.setup(N), 0, driver)
+    return source, buffers.held
+
+
+def test_rosenbrocks_gradient_is_one_pass_with_one_buffer_and_no_branches():
+    source, held = emitted("rosenbrock", "grad")
+    allocations = re.findall(r"new Float64Array\((\d+)\)", source)
+    assert allocations == [str(N)]  # the gradient's own buffer, nothing else
+    assert held == N * 8
+    # one loop over the middle elements, the first and last element peeled (the pads of
+    # x[1:] and x[:-1] change side there): no element tests which side it is on
+    assert len(re.findall(r"for \(let i = ", source)) == 1
+    assert "?" not in source
+    assert "+=" not in source  # no sum: f's value is dead code, left out
+
+
+def test_odes_f_is_one_pass_per_step():
+    source, _ = emitted("ode", "once")
+    step = source[source.index("for (let step") :]
+    # per step: the stages' pass (its first elements peeled) and the copy into the carry
+    passes = re.findall(rf"for \(let i = \d+; i < {N}; i\+\+\)", step)
+    assert len(passes) == 2, passes
