@@ -47,12 +47,20 @@ def controls(lab: Any) -> w.VBox:
             w.HBox([lab.model_dropdown, lab.reset_button]),
             lab.n_slider,
             tabs,
-            w.HBox([lab.run_button, lab.stop_button, lab.export_button, lab.export_js_button]),
+            _buttons(lab.run_button, lab.stop_button, lab.export_button, lab.export_js_button),
             lab.progress_bar,
             lab.status_label,
         ],
         layout=w.Layout(width="40%", min_width="360px", padding="0 0 0 10px"),
     )
+
+
+def _buttons(*buttons: w.Button) -> w.HBox:
+    """The buttons in a row, each as wide as its label: four fit the column whole, where
+    ipywidgets' fixed width would cut the last one's label short."""
+    for b in buttons:
+        b.layout.width, b.layout.flex = "auto", "0 0 auto"
+    return w.HBox(list(buttons))
 
 
 def tab_titles(modes: list[str], compositions: list[str], frameworks: list[str]) -> tuple:

@@ -175,7 +175,6 @@ class Lab(w.VBox):
                                       tooltip="write the records as CSV and JSON, and a report "
                                       "as HTML that opens offline")  # fmt: skip
         self.export_js_button = w.Button(description="Export JS", icon="code",
-                                         layout=w.Layout(width="auto"),  # its label whole
                                          tooltip="write <model>.grad.mjs: f and its gradient "
                                          "as the ticked js series takes it, one JavaScript "
                                          "module for a web page")  # fmt: skip
