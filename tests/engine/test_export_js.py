@@ -34,11 +34,12 @@ for (const [file, leaves, v] of cases) {
   const m = await import(new URL(file, "file://" + process.cwd() + "/").href);
   const a = leaves.map((l) => Float64Array.from(l));
   const g = m.grad(...a);
+  const unchanged = a.every((x, k) => x.every((e, i) => e === leaves[k][i]));  // inputs read only
   const kept = Array.from(g);
   const [value, g2] = m.valueAndGrad(...a.map((x) => x.map((e) => e * 2)));  // other inputs
   const again = m.grad(...a);
   const r = { f: m.f(...a), grad: kept, kept: Array.from(g), again: Array.from(again),
-              other: [value, Array.from(g2)], fresh: g !== again };
+              other: [value, Array.from(g2)], fresh: g !== again, unchanged };
   if (m.hvp) r.hvp = Array.from(m.hvp(a[0], Float64Array.from(v), ...a.slice(1)));
   try { m.grad(new Float64Array(a[0].length + 1), ...a.slice(1)); }
   catch (e) { r.error = e.message; }
@@ -95,6 +96,7 @@ def test_the_module_gives_jaxs_float64_f_and_gradient_in_node(answered, file, na
     close(got["grad"], grad)
     # a later call neither overwrites an array handed out nor hands out the same one
     assert got["kept"] == got["grad"] and got["again"] == got["grad"] and got["fresh"]
+    assert got["unchanged"]  # the module never writes into the arrays it is given
     _, value2, grad2, _ = reference(name, n, 2.0)
     close(got["other"][0], value2)
     close(got["other"][1], grad2)
