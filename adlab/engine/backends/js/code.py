@@ -155,23 +155,35 @@ class _Loop:
     writes: set[str]
     done: set[str]
     reads: set[tuple[str, int | None]]
+    #: the order its passes must run in: "up", "down", or "" (either)
+    order: str = ""
 
     def __post_init__(self) -> None:
         self.cuts = sorted({0, self.size, *(c for c in self.cuts if 0 < c < self.size)})
         self.mark = f"/* loop {id(self)} */"
 
-    def joins(self, later: _Loop) -> bool:
-        """Whether ``later`` can run in this loop's passes, its body after this one's: it
-        reads what this one writes at the same element or an earlier one (written
-        already), nothing this one writes after it ends, and it overwrites nothing this
-        one reads at an earlier element (still to be read as it was)."""
-        return not any(
-            name in self.done or (name in self.writes and (off is None or off > 0))
-            for name, off in later.reads) and not any(
-            name in later.writes | later.done and (off is None or off < 0)
-            for name, off in self.reads) and not (self.writes & later.writes)  # fmt: skip
+    def joins(self, later: _Loop) -> str | None:
+        """The order in which ``later`` can run in this loop's passes, its body after this
+        one's ("up", "down", "" for either), or None: an element it reads that this one
+        writes must be written already (the same element; an earlier one going up, a
+        later one going down), one this one reads that it overwrites must be read
+        already (the converse), and a sum's result (written after the loop) is not read."""
+        if self.writes & later.writes or any(n in self.done for n, _ in later.reads):
+            return None
+        need = {self.order, later.order}
+        for name, off in later.reads:  # written by this one first
+            if name in self.writes:
+                need.add(None if off is None else "up" if off < 0 else "down" if off else "")
+        for name, off in self.reads:  # read by this one before the later overwrites it
+            if name in later.writes or name in later.done:
+                need.add(None if off is None else "up" if off > 0 else "down" if off else "")
+        need.discard("")
+        if None in need or len(need) > 1:
+            return None
+        return need.pop() if need else ""
 
-    def join(self, other: _Loop) -> None:
+    def join(self, other: _Loop, order: str) -> None:
+        self.order = order
         self.reads |= other.reads
         self.bodies += other.bodies
         self.cuts = sorted({*self.cuts, *other.cuts})
@@ -219,7 +231,7 @@ class Code(Walker):
         the same elements (``fusing``), and where there are several, an element costs
         no more than ``RECOMPUTE`` to compute again in each (cheaper than a buffer's
         store and loads, and the loops that would fill it)."""
-        uses = self._uses.get(var, [None])
+        uses = self._uses.get(var, [])  # none: dead (a split's piece nothing reads)
         if len(uses) > 1 and cost > RECOMPUTE:
             return False
         return all(e is not None and self.fusing.get(e.primitive.name, _never)(e, var)
@@ -290,11 +302,12 @@ class Code(Walker):
         body(Ix("i", 0, 0, size))  # the first pass: where to cut, what it reads
         loop = _Loop(size, [body], set(self._cuts), list(head), list(tail),
                      {writes} if not tail else set(), {writes} if tail else set(),
-                     self._reads)  # fmt: skip
+                     self._reads, "up" if tail else "")  # a sum adds in order
         self._cuts, self._reads = None, set()
         last = self._pending
-        if last is not None and last.size == size and last.joins(loop):
-            last.join(loop)
+        order = last.joins(loop) if last is not None and last.size == size else None
+        if order is not None:
+            last.join(loop, order)
             return
         self.flush()
         self._pending = loop
@@ -306,11 +319,14 @@ class Code(Walker):
         if loop is None:
             return
         lines = list(loop.head)
-        for lo, hi in zip(loop.cuts, loop.cuts[1:], strict=False):
+        spans = list(zip(loop.cuts, loop.cuts[1:], strict=False))
+        for lo, hi in reversed(spans) if loop.order == "down" else spans:
             self._memo = {}
             inner = " ".join(line for body in loop.bodies for line in body(Ix("i", 0, lo, hi)))
             if hi - lo == 1:
                 lines.append(f"{{ const i = {lo}; {inner} }}")
+            elif loop.order == "down":
+                lines.append(f"for (let i = {hi - 1}; i >= {lo}; i--) {{ {inner} }}")
             else:
                 lines.append(f"for (let i = {lo}; i < {hi}; i++) {{ {inner} }}")
         self._memo = {}
