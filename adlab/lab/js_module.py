@@ -7,19 +7,18 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
+from ..engine.backends import JAVASCRIPT
+from ..engine.backends.js.export_programs import EXPORTS
 from ..engine.model.source import Model
 from ..report.export_js import export_js
-
-#: the modes a module is written in, the first ticked one chosen
-MODES = ("reverse", "forward")
 
 
 def js_mode(modes: Sequence[str], frameworks: Sequence[str]) -> str | None:
     """The mode of the ticked ``js`` series a module is written for (reverse where it is
     ticked), or None where ``js`` or both modes are unticked."""
-    if "js" not in frameworks:
+    if JAVASCRIPT not in frameworks:
         return None
-    return next((m for m in MODES if m in modes), None)
+    return next((m for m in EXPORTS if m in modes), None)  # reverse first
 
 
 def write_module(model: Model | None, name: str, n: int, modes: Sequence[str],

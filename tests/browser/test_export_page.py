@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 import adlab
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>gradient</title>
 <link rel="icon" href="data:,">

@@ -18,7 +18,7 @@ import pytest
 import adlab
 from adlab.cli import main
 from adlab.engine.backends import installed
-from adlab.engine.model.precision import precision_scope
+from adlab.engine.model import precision_scope
 
 pytestmark = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
 
