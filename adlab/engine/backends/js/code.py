@@ -134,7 +134,7 @@ def number(v: Any) -> str:
 
 #: the most an element may cost (``rules.COSTS``: an add 1, a division 2, a call of
 #: ``Math`` 20) to be computed again in each of several consumers rather than buffered
-RECOMPUTE = 5
+RECOMPUTE = 2
 
 
 def _never(eqn: Any, var: Any) -> bool:
