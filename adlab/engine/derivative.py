@@ -171,7 +171,7 @@ def prepare(
         spec = Spec(
             f=f, args=all_args, wrt=wrt, out_shape=out_shape, scheme=scheme, step=step,
             dtype=dtype, backend=backend, f_jax=f_jax if has_twin else None,
-            files=model.files, jit=jit,
+            files=model.files, jit=jit, device=impl.device,
         )  # fmt: skip
         built = _guarded(model, location, eager_cures, lambda: rule.build(spec))
         if rule.is_derivative:

@@ -170,3 +170,18 @@ def test_a_page_gets_the_files_by_the_names_the_runtimes_require():
     for name, by in asked.items():
         assert f'require("{"./" if name.startswith("static") else ""}{name}.js")' in by.read_text()
         assert len(modules[name]) > 1000
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_derivative_runs_on_the_device_asked_for(mode):
+    """device= reaches the derivative, not f alone: jax-js's cpu backend computes sin with
+    JavaScript's Math (exact in float64), its wasm backend to float32's accuracy, so the
+    gradient of sum(sin(x)) tells them apart."""
+    src = ("def setup(n, rng):\n    return (rng.normal(size=n),)\n\n\n"
+           "def f(x):\n    return np.sum(np.sin(x))\n")  # fmt: skip
+    m = adlab.Model.from_source(src, name="sines")
+    x = m.setup(8)[0]
+    got = {d: adlab.derivative(m, x, mode=mode, backend="jaxjs", device=d, precision="float64",
+                               check=False) for d in ("cpu", "wasm")}  # fmt: skip
+    assert np.max(np.abs(got["cpu"] - np.cos(x))) < 1e-14
+    assert np.max(np.abs(got["wasm"] - np.cos(x))) > 1e-12  # float32's sin: another backend

@@ -27,6 +27,9 @@ MODELS = ["normal_logpdf", "g9_graphics", "rosenbrock", "mlp_batched", "gaussian
           "logistic_regression", "wide_moments", "bvp_residual", "llsq", "lse", "gmm",
           "ba", "det", "kmeans"]  # fmt: skip
 SMALL = {"mlp_batched": {"N1": 12, "N2": 4}}
+#: the models whose gradient runs through tf.gather: TF.js 4.22's wasm backend has no kernel
+#: (UnsortedSegmentSum) for its gradient, so tf.grad is refused there at the model's line
+GATHERS = {"gmm", "det"}
 N = 6
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,6 +53,10 @@ def _rel(a, b) -> float:
 def test_f_and_tf_grad_are_jaxs_to_float32_accuracy(name, device):
     m = _model(name)
     args = m.setup(N)
+    if device == "wasm" and name in GATHERS:  # found when device= first reached tf.grad
+        with pytest.raises(adlab.ModelError, match="wasm backend has no kernel Unsorted"):
+            _value(m, args, "reverse", "tfjs", device=device)
+        return
     for mode in ("primal", "reverse"):
         exact = _value(m, args, mode, "jax", precision="float64")
         # JAX's own float32 run: how far float32 rounding alone takes this f from float64
@@ -174,8 +181,8 @@ def test_products_differentiate(device):
 
 def test_repeated_calls_leave_no_tensor_behind():
     backend = get_backend("tfjs")
-    for device in ("cpu", "wasm"):
-        m = _model("gmm")
+    for device, name in (("cpu", "gmm"), ("wasm", "rosenbrock")):  # GATHERS: not on wasm
+        m = _model(name)
         p = adlab.prepare(m, *m.setup(N), backend="tfjs", device=device)
         p(*p.inputs)
         before = backend.tensors()
@@ -223,6 +230,11 @@ def test_integers_computed_from_x_have_jaxs_zero_derivative(device):
            "    return np.sum(x[k] * x) + top * np.sum(x)\n")  # fmt: skip
     m = adlab.Model.from_source(src, name="indices")
     args = m.setup(N)
+    if device == "wasm":  # x[k] is a gather, whose gradient TF.js's wasm backend lacks
+        with pytest.raises(adlab.ModelError, match="tf.gather needs") as info:
+            _value(m, args, "reverse", "tfjs", device=device)
+        assert "x[k]" in info.value.line and "device='cpu'" in info.value.hint
+        return
     exact = _value(m, args, "reverse", "jax", precision="float64")
     got = _value(m, args, "reverse", "tfjs", device=device)
     assert _rel(got, exact) < 1e-5, (got, exact)

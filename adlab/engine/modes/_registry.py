@@ -35,6 +35,8 @@ class Spec:
         f_jax: the JAX twin of f (for analysing the function), or None.
         files: the model's source file names, to find the user's line.
         jit: the built function will run under the framework's compiler.
+        device: the device the backend's programs run on (``prepare``'s ``device``; None:
+            its default): its derivatives are built there too, not on the default.
     """
 
     f: Callable
@@ -48,11 +50,12 @@ class Spec:
     f_jax: Callable | None = None
     files: frozenset[str] = frozenset()
     jit: bool = False
+    device: str | None = None
 
     @property
     def impl(self) -> Backend:
-        """The backend: its primitives (``adlab.engine.backends``)."""
-        return get_backend(self.backend)
+        """The backend on ``device``: its primitives (``adlab.engine.backends``)."""
+        return get_backend(self.backend).on_device(self.device)
 
     @property
     def indices(self) -> tuple[int, ...]:

@@ -138,9 +138,9 @@ class Code(Walker):
                 return self.refusal(step, step.no_gradient)
         return None
 
-    def refusal(self, step: Step | None, why: str) -> ModelError:
+    def refusal(self, step: Step | None, why: str, hint: str | None = None) -> ModelError:
         """The error for a step TF.js's reverse mode cannot go through (None: a step
-        not found)."""
+        not found); ``hint``: what to do instead, where not the usual."""
         where = step.where if step else None
         what = (f"the operation {step.primitive!r} (JAX's primitive; {why})"
                 if step else f"an operation of this model ({why})")  # fmt: skip
@@ -148,7 +148,7 @@ class Code(Walker):
             f"TensorFlow.js cannot differentiate {what}, so backend='tfjs' cannot take "
             "mode 'reverse' (tf.grad) of this model",
             lineno=where[1] if where else None, line=source_line(*where) if where else None,
-            hint=("mode='numeric' on backend='tfjs' differentiates it (finite differences "
-                  "of the same TF.js program), or take mode 'reverse' on backend='jax' "
-                  "or backend='js'"),
+            hint=hint or ("mode='numeric' on backend='tfjs' differentiates it (finite "
+                          "differences of the same TF.js program), or take mode 'reverse' on "
+                          "backend='jax' or backend='js'"),
         )  # fmt: skip

@@ -36,6 +36,10 @@ REVERSE = ("grad", "rows")
 #: TF.js's tape refusing a kernel's gradient: none registered, or one of another dtype
 GRADIENT_REFUSED = re.compile(r"gradient function not found for (\w+)|"
                               r"Error in gradient for op (\w+)")  # fmt: skip
+#: a kernel one of TF.js's backends lacks (its wasm backend has no UnsortedSegmentSum)
+KERNEL_MISSING = re.compile(r"Kernel '(\w+)' not registered for backend '(\w+)'")
+#: the kernels tf.grad runs for a function's gradient, and that function
+GRADIENT_KERNELS = {"UnsortedSegmentSum": "gather"}
 #: TF.js's kernels whose names are not their function's (``tf.where`` runs Select)
 KERNEL_CALLS = {"select": "where", "pack": "stack", "tile": "broadcastto",
                 "batchmatmul": "matmul", "multiply": "mul", "realdiv": "div",
@@ -120,16 +124,26 @@ class TfjsFunction(JsFunction):
         dtype) as a ModelError at the line of the step on x's path that called that
         kernel; None for any other error."""
         found = GRADIENT_REFUSED.search(said)
+        missing = KERNEL_MISSING.search(said)
         loaded = self.last
-        if found is None or loaded is None or loaded.translation is None:
+        if (found is None and missing is None) or loaded is None or loaded.translation is None:
             return None
-        kernel = found.group(1) or found.group(2)
-        why = f"TF.js 4.22 refuses the gradient of its kernel {kernel}"
+        hint = None
+        if found is not None:
+            kernel = found.group(1) or found.group(2)
+            why = f"TF.js 4.22 refuses the gradient of its kernel {kernel}"
+        else:  # the gradient's kernel is missing on this backend: another device has it
+            needs, device = missing.groups()
+            kernel = GRADIENT_KERNELS.get(needs, needs)
+            why = (f"TF.js 4.22's {device} backend has no kernel {needs}, which tf.grad of "
+                   f"tf.{kernel} needs")  # fmt: skip
+            hint = ("device='cpu' (TF.js's default) differentiates it, or take mode "
+                    "'reverse' on backend='js' or backend='jax'")  # fmt: skip
         path = loaded.translation.on_path(f"a{loaded.driver['x']}")
         for step in path:
             if any(calls_kernel(call, kernel) for call in step.calls):
-                return loaded.translation.refusal(step, why)
-        return loaded.translation.refusal(None, why)
+                return loaded.translation.refusal(step, why, hint)
+        return loaded.translation.refusal(None, why, hint)
 
     def _build(self, args: tuple, leaves: list) -> tuple[Loaded, int, tuple, tuple]:
         x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
