@@ -18,7 +18,7 @@ only once the framework is loaded is left out at run time (``plan``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..engine.backends import DEFAULT, KNOWN, REFERENCE
@@ -185,8 +185,12 @@ def _refusal(only: Sequence[str] | None, frameworks: Iterable[str], what: str
     return Refusal(hint, f"{what} runs on {names} only yet: tick {which} to measure it")
 
 
-def on_device(variant: str, device: str) -> str:
-    """A TF.js variant on TF.js's ``device`` (``reverse(tfjs,wasm)``); others as they are."""
-    if device == "cpu" or "(tfjs" not in variant or not variant.endswith(")"):
-        return variant
-    return f"{variant[:-1]},{device})"
+def on_device(variant: str, devices: Mapping[str, str]) -> str:
+    """A variant of a framework in ``devices`` on the device chosen for it
+    (``reverse(tfjs,wasm)``, ``reverse(jaxjs,webgpu)``); on its default device (its facts'
+    first), and others, as they are."""
+    for framework, device in devices.items():
+        default = KNOWN[framework].devices[0]
+        if device != default and f"({framework}" in variant and variant.endswith(")"):
+            return f"{variant[:-1]},{device})"
+    return variant

@@ -35,7 +35,8 @@ def controls(lab: Any) -> w.VBox:
             w.HTML("in each ticked composition:"),
             row(lab.composition_checkboxes.values()),
         ]),
-        w.VBox([row(lab.framework_checkboxes.values()), lab.device_toggle, lab.page_runner]),
+        w.VBox([row(lab.framework_checkboxes.values()), lab.device_toggle,
+                lab.jaxjs_device_toggle, lab.page_runner]),  # fmt: skip
         w.VBox([lab.scheme_dropdown, lab.jit_toggle, lab.precision_toggle, lab.compile_toggle]),
     ]  # fmt: skip
     tabs = w.Tab(children=pages, titles=TABS, layout=w.Layout(width="100%"))

@@ -34,6 +34,7 @@ from traitlets import observe
 
 from .._vocab import AnyMode, Backend, Composition, ModelError
 from ..catalog import list_models
+from ..engine.backends import JAXJS, TFJS
 from ..engine.model.source import Model
 from ..measure.findings import crossovers
 from ..report import to_csv
@@ -158,10 +159,11 @@ class LabState(ModelEditing):
                           self.sparse, self.checkpoints if offered else ())  # fmt: skip
         if self.model is not None and self.model.uses_grad:  # particle, saddle: rr ff fr rf
             chosen = nested(chosen)
-        return [on_device(v, self.device) for v in chosen]
+        devices = {TFJS: self.device, JAXJS: self.jaxjs_device}
+        return [on_device(v, devices) for v in chosen]
 
     @observe("n", "modes", "compositions", "sparse", "frameworks", "scheme", "jit", "precision",
-             "device", "model", "checkpoints")  # fmt: skip
+             "device", "jaxjs_device", "model", "checkpoints")  # fmt: skip
     def _settings_changed(self, change: dict) -> None:
         if self._quiet or change["new"] == change["old"]:
             return

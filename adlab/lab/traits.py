@@ -24,7 +24,7 @@ from traitlets import (
 )
 
 from .._vocab import BACKENDS, PRECISIONS, SCHEMES, ModelError
-from ..engine.backends import BASELINE, DEFAULT
+from ..engine.backends import BASELINE, DEFAULT, FACTS, JAXJS, TFJS
 from ..engine.model.source import Model
 from .modes import (
     CHECKPOINT_CHOICES,
@@ -46,7 +46,9 @@ FRAMEWORK_CHOICES: tuple[str, ...] = BACKENDS
 #: JAX, and plain NumPy's finite differences as the framework-free baseline
 DEFAULT_FRAMEWORKS: tuple[str, ...] = (DEFAULT, BASELINE)
 #: TF.js's backends, the Lab's device choice for TF.js series
-TFJS_DEVICES: tuple[str, ...] = ("cpu", "wasm", "webgl")
+TFJS_DEVICES: tuple[str, ...] = FACTS[TFJS].devices
+#: jax-js's backends, the Lab's device choice for jax-js series (webgl, webgpu: the page's)
+JAXJS_DEVICES: tuple[str, ...] = FACTS[JAXJS].devices
 DEFAULT_N = 1000
 N_MAX = 10_000
 
@@ -80,6 +82,9 @@ class LabTraits(HasTraits):
     device = Enum(TFJS_DEVICES, default_value="cpu",
                   help="the TF.js backend of the TF.js series (webgl in headless Chromium is "
                   "SwiftShader: software)")  # fmt: skip
+    jaxjs_device = Enum(JAXJS_DEVICES, default_value=JAXJS_DEVICES[0],
+                        help="jax-js's backend of the jax-js series (webgl and webgpu in "
+                        "the page only; one that reads back wrong values is refused)")  # fmt: skip
     show_compile = Bool(False)
     running = Bool(False)
     progress = Float(0.0)

@@ -163,6 +163,14 @@ class Lab(w.VBox):
                       "TF.js's webgl backend: in headless Chromium SwiftShader, software only"],
             style={"button_width": "64px"},
         )  # fmt: skip
+        self.jaxjs_device_toggle = w.ToggleButtons(
+            options=list(type(s).jaxjs_device.values), value=s.jaxjs_device, description="jax-js",
+            tooltips=["jax-js's wasm backend", "jax-js's cpu backend (JavaScript's Math)",
+                      "jax-js's webgl backend (the page only)",
+                      "jax-js's webgpu backend (the page only; refused where it reads back "
+                      "wrong values, as on headless Chromium's software adapter)"],
+            style={"button_width": "64px"},
+        )  # fmt: skip
         self.precision_toggle = w.ToggleButtons(
             options=list(type(s).precision.values), value=s.precision,
             style={"button_width": "72px"},
@@ -196,6 +204,7 @@ class Lab(w.VBox):
             (self.sparse_toggle, "adlab-sparse"),
             (self.page_runner, "adlab-where"),
             (self.device_toggle, "adlab-device"),
+            (self.jaxjs_device_toggle, "adlab-device-jaxjs"),
             *((box, f"adlab-framework-{f}") for f, box in self.framework_checkboxes.items()),
             *((box, f"adlab-checkpoint-{c}") for c, box in self.checkpoint_checkboxes.items()),
         ):
@@ -218,6 +227,7 @@ class Lab(w.VBox):
         traitlets.link((self.scheme_dropdown, "value"), (s, "scheme"))
         traitlets.link((self.precision_toggle, "value"), (s, "precision"))
         traitlets.link((self.device_toggle, "value"), (s, "device"))
+        traitlets.link((self.jaxjs_device_toggle, "value"), (s, "jaxjs_device"))
         traitlets.dlink((self.page_runner, "facts"), (self.page_runner, "shown"), describe)
         traitlets.link((self.compile_toggle, "value"), (s, "show_compile"))
         traitlets.dlink((s, "progress"), (self.progress_bar, "value"))

@@ -70,11 +70,13 @@ SYNTAX_HELP = (
 )
 
 
-def sweep_precision(backend: str, precision: str) -> str:
+def sweep_precision(backend: str, precision: str, device: str | None = None) -> str:
     """The precision a series runs in when it names none: the sweep's, where its framework
-    computes in it; else the framework's own (TF.js in a float64 sweep: float32, and its
-    records say so)."""
-    own = FACTS[backend].precisions if backend in FACTS else (precision,)
+    computes in it on ``device``; else the framework's own (TF.js in a float64 sweep, or
+    jax-js on webgpu: float32, and its records say so)."""
+    facts = FACTS.get(backend)
+    own = (precision,) if facts is None else (
+        ("float32",) if device in facts.float32_devices else facts.precisions)  # fmt: skip
     return precision if precision in own else own[0]
 
 
@@ -124,8 +126,9 @@ class Series:
         v = replace(
             self,
             jit=defaults["jit"] if self.jit is None else self.jit,
-            precision=self.precision or sweep_precision(self.backend or defaults["backend"],
-                                                        defaults["precision"]),
+            precision=self.precision or sweep_precision(
+                self.backend or defaults["backend"], defaults["precision"],
+                self.device or defaults.get("device")),
             backend=self.backend or defaults["backend"],
             scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else
             (self.scheme or rule.schemes[0]) if rule.schemes else None,

@@ -289,8 +289,9 @@ class _Run:
             self.prep.warm(p)
         live = [p for p in points if p.watch is not None]
         # the floors beside them: each framework's trivial call, and JAX's hand-off to
-        # a worker thread
-        wanted = [(p.v.precision, False, p.v.backend, p.v.device) for p in points if live]
+        # a worker thread; none for a framework whose points were all refused (a device
+        # the page lacks: its floor would fail as they did)
+        wanted = [(p.v.precision, False, p.v.backend, p.v.device) for p in live]
         wanted += [(p.v.precision, True, REFERENCE, None) for p in live if p.dispatch == "async"]
         floors = {key: floor_watch(key[0], key[1], target_s=self.target_s, backend=key[2],
                                    device=key[3])

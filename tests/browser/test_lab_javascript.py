@@ -132,9 +132,12 @@ def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, brow
     print("page facts:", json.dumps(report["facts"]))
     print("records:", *report["records"], sep="\n  ")
 
-    # a model with a loop (ode: a fori_loop of Euler steps), js alone: its emitted loop
-    # runs in the page, and its gradient is JAX's to float64's rounding
-    tick(lab, ["tfjs", "jaxjs"], on=False)
+    # a model with a loop (ode: a fori_loop of Euler steps) as a js series: its emitted loop
+    # runs in the page, and its gradient is JAX's to float64's rounding. jax-js on webgpu
+    # beside it: headless Chromium has no WebGPU adapter (its software one reads back
+    # zeros), so that series is refused with the reason, never a wrong number
+    tick(lab, ["tfjs"], on=False)
+    lab.locator(".adlab-device-jaxjs button", has_text="webgpu").click()
     lab.locator(".adlab-model select").select_option(LOOP_MODEL)
     wait_until("the status line to accept the model",
                lambda: LOOP_MODEL in status.inner_text(), timeout=REACT_S)  # fmt: skip
@@ -144,6 +147,10 @@ def test_javascript_series_run_in_the_page(javascript_notebook, lab_server, brow
     for r in js_rows(report, "js", series["js"], model=LOOP_MODEL):
         assert r["where"] == "browser" and r["median_s"] > 0, r
         assert r["error"] is not None and r["error"] < 1e-10, r
+    for r in js_rows(report, "jaxjs", re.compile(r"reverse\(jaxjs,float32,webgpu\)"),
+                     model=LOOP_MODEL):  # fmt: skip
+        assert r["median_s"] is None and r["error"] is None, r
+        assert "webgpu" in r["skipped"] and "device 'wasm'" in r["skipped"], r
     assert_rendered_cleanly(page, console)
 
 

@@ -21,10 +21,12 @@ import pytest
 
 import adlab
 from adlab.catalog import resolve_model
+from adlab.engine.backends import FACTS
 from adlab.engine.backends.js import transport
 from adlab.engine.backends.js.node import JsError, Node, node_path
 from adlab.lab import page_runner
 from adlab.lab.page_runner import PageLost, PageOrNode, PageRunner, describe
+from adlab.measure import parse_variant
 
 pytestmark = pytest.mark.skipif(node_path() is None, reason="backend 'js' needs Node")
 
@@ -152,6 +154,20 @@ def test_the_tfjs_device_choice_names_the_variants():
     lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["tfjs"], steps=False, device="webgl")
     assert lab.device_toggle.value == "webgl" and "device" not in lab.state.options
     assert lab.state.variants == ["reverse(tfjs,webgl)"]
+
+
+def test_the_jaxjs_device_choice_names_the_variants():
+    """jax-js's toggle offers its facts' devices; a GPU one (float32 only) in a float64
+    sweep runs in float32, as TF.js does, and its label says so."""
+    lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["tfjs", "jaxjs"], steps=False)
+    assert tuple(lab.jaxjs_device_toggle.options) == FACTS["jaxjs"].devices
+    assert lab.state.variants == ["reverse(tfjs)", "reverse(jaxjs)"]
+    lab.jaxjs_device_toggle.value = "webgpu"
+    assert lab.state.variants == ["reverse(tfjs)", "reverse(jaxjs,webgpu)"]
+    (v,) = [parse_variant(lab.state.variants[1]).resolve(jit=None, precision="float64",
+                                                         backend="jax", scheme="central")]
+    assert (v.device, v.precision, v.label) == ("webgpu", "float32",
+                                                "reverse(jaxjs,float32,webgpu)")  # fmt: skip
 
 
 def test_the_jaxjs_tick_runs_reverse_jaxjs_in_the_page(page):

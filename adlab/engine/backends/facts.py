@@ -83,6 +83,10 @@ class Facts:
         why_not_nested: composition -> why it does not run it (each checked in the tests).
         why_no_nesting: why it runs no composition at all (nests empty), in words: what
             runs where, and what to use instead.
+        devices: the devices ``device=`` names there, its default first, those a browser
+            alone has among them (the Lab offers them all beside its box); () for none.
+        float32_devices: those of ``devices`` that compute in float32 only (a series on one
+            in a float64 sweep runs in float32, and its records say so).
         takes: mode -> what takes a derivative in that mode, in a few words ("jax-js's jvp
             (forward)"); a record's ``levels`` names them (``backends.levels``). A mode left
             out: "<label>'s <mode> mode".
@@ -129,6 +133,8 @@ class Facts:
     why_not_nested: Mapping[str, str] = field(default_factory=_frozen)
     why_no_nesting: str = "it has no automatic differentiation to nest"
     takes: Mapping[str, str] = field(default_factory=_frozen)
+    devices: tuple[str, ...] = ()
+    float32_devices: tuple[str, ...] = ()
     profiler: str | None = None
     profile_refusal: str | None = None
     sparse: bool = False
@@ -255,7 +261,7 @@ FACTS: dict[str, Facts] = {
         "f translated to TF.js operations, differentiated by tf.grad, in float32",
         how_eager="tf.grad (a tape), eager", marker="star", dash="dotted", traced=True,
         g9=True, profile_refusal="adlab does not read TF.js's profiler yet",
-        precisions=("float32",),
+        precisions=("float32",), devices=("cpu", "wasm", "webgl"),
         why_no_nesting=("TF.js takes the first derivative only here (tf.grad of f, "
                         "translated from JAX's program), and adlab does not nest tf.grad in "
                         "tf.grad yet; backend='js' runs the whole nesting in JavaScript (JAX's "
@@ -274,7 +280,8 @@ FACTS: dict[str, Facts] = {
         profile_refusal="adlab does not read jax-js's profiler yet",
         # float32 first, as jax-js's own arrays and its webgl and webgpu backends; float64
         # on wasm computes sin, cos, exp and log to float32's accuracy (cpu: Math's)
-        precisions=("float32", "float64"),
+        precisions=("float32", "float64"), devices=("wasm", "cpu", "webgl", "webgpu"),
+        float32_devices=("webgl", "webgpu"),
         why_no_nesting=("jax-js takes the first derivative only here (its grad or jvp of "
                         "f, translated from JAX's program), and adlab does not hand a "
                         "composition of modes to jax-js's own nesting (jvp of grad) yet; "

@@ -28,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 from ..base import Program
+from ..facts import FACTS
 from ..js import JsBackend, one_argument, tupled
 from ..js.node import node
 from .program import JaxjsFunction
@@ -56,8 +57,8 @@ class JaxjsBackend(JsBackend):
     ad = ("reverse", "forward")  # grad and vjp; jvp
     refuses = {"complex-step": NO_COMPLEX}
     chunked_forward = True  # one jvp per input: never a batch
-    devices = ("wasm", "cpu", "webgl", "webgpu")
-    device = "wasm"
+    devices = FACTS["jaxjs"].devices
+    device = devices[0]
 
     def on_device(self, device: str | None) -> JaxjsBackend:
         """This backend on jax-js's backend ``device`` (a copy; None: wasm)."""

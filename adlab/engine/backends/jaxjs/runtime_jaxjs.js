@@ -162,6 +162,51 @@
     return { inputs, fn: (...values) => valueAt(p, d, values[d.x]), driver: d };
   }
 
+  // A GPU backend of the page checked once, before its first program: x * x and its grad
+  // at [1, 2, 3] read back. On headless Chromium's software WebGPU adapter (SwiftShader)
+  // jax-js's synchronous read gives zeros: such a backend is refused, never a wrong number.
+  const checked = new Map();
+  async function readsBack(device) {
+    if (device === "wasm" || device === "cpu") return;
+    if (!checked.has(device)) {
+      const x = () => array(Float64Array.from([1, 2, 3]), [3], "float32", device);
+      const a = x();
+      const square = Array.from(np.multiply(a.ref, a).dataSync());
+      const slope = Array.from(jax.grad((y) => np.sum(np.multiply(y.ref, y)))(x()).dataSync());
+      const right = [1, 4, 9].every((v, i) => square[i] === v) && [2, 4, 6].every((v, i) => slope[i] === v);
+      checked.set(device, right ? null : `x * x at [1, 2, 3] read back as [${square}] and its ` +
+        `grad as [${slope}] (want [1,4,9] and [2,4,6])${await adapter(device)}`);
+    }
+    const wrong = checked.get(device);
+    if (wrong) {
+      throw new Error(`jax-js's ${device} backend gives wrong values in this page: ${wrong}. ` +
+        "Its series is refused; use jax-js's wasm backend (device 'wasm')");
+    }
+  }
+
+  // jax-js's backend started, or why not in words a person can act on
+  async function start(device) {
+    try {
+      await jax.adlabDevice(device);
+    } catch (err) {
+      if (device !== "webgpu" || typeof navigator === "undefined") throw err;
+      const why = navigator.gpu ? "the browser offers no WebGPU adapter (headless Chromium " +
+        "without a GPU has none)" : "this page has no WebGPU (navigator.gpu)";
+      throw new Error(`jax-js could not start its webgpu backend: ${why}; use jax-js's wasm ` +
+        `backend (device 'wasm') [${err && err.message}]`);
+    }
+  }
+
+  // what WebGPU's adapter is, for the refusal ("google swiftshader, a fallback adapter")
+  async function adapter(device) {
+    if (device !== "webgpu" || typeof navigator === "undefined" || !navigator.gpu) return "";
+    const a = await navigator.gpu.requestAdapter();
+    const info = a && a.info;
+    if (!info) return "";
+    const soft = info.isFallbackAdapter || /swiftshader/i.test(info.architecture || "");
+    return `; its adapter is ${info.vendor} ${info.architecture}${soft ? ", software (a fallback adapter)" : ""}`;
+  }
+
   // Load a program: its backend started (a wasm instantiation, WebGL's or WebGPU's setup:
   // awaited), its constants made arrays on it. `host` is runtime.js's: its programs, its
   // drivers (these are added to them), its differences and G9's gradient.
@@ -176,7 +221,8 @@
     }
     const device = msg.device || "wasm";
     const t0 = performance.now();
-    await jax.adlabDevice(device);
+    await start(device);
+    await readsBack(device);
     const startS = (performance.now() - t0) / 1e3;
     const consts = msg.consts.map((c) => array(decode64(c.data), c.shape, c.dtype, device));
     const n = msg.n_inputs;
