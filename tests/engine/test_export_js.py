@@ -115,6 +115,9 @@ def test_hvp_and_declarations_are_written_when_asked(answered):
         hvp = jax.jit(lambda x, v: jax.jvp(jax.grad(lambda y: f(y, *args[1:])), (x,), (v,))[1])
         want = hvp(args[0], v)
     close(out["g9.mjs"]["hvp"], want)
+    source = (d / "g9.mjs").read_text()  # the model's lines, as comments above their code
+    assert "// line 20: heading = np.cumsum(theta)" in source and " (backward): " in source
+    assert "/* line" not in source  # no placeholder of a comment left
     dts = (d / "g9.d.ts").read_text()
     assert "export declare function valueAndGrad(theta:" in dts
     assert "export declare function hvp(theta:" in dts

@@ -11,6 +11,7 @@ What cannot be exported is refused here, before anything is written.
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -53,38 +54,76 @@ class Commented(Program):
         super().__init__(files)
         self._said: Any = None  # the (line, backward) of the last comment written
         self._made: dict[int, tuple[Any, tuple]] = {}  # by id: a value, and its line
+        self._holders = itertools.count()  # the placeholders written
 
     def equation(self, eqn: Any, ins: list) -> list:
         said = (self.where(eqn), COTANGENT in self.sources)
-        body, before, last = self.body, len(self.body), self._said
+        mark, last = self._mark()
+        loop = getattr(self, "_pending", None)  # the loop ``Code.loop`` may join this one to
+        parts = len(getattr(loop, "bodies", ()))
         outs = super().equation(eqn, ins)
         # only code that was written gets its line (a fused value is written in its
-        # consumer's loop, under the consumer's line); a loop's own line goes above it,
-        # its body's lines inside (written first, as the body is walked)
-        self._comment(body, before, last, said)
+        # consumer's loop, under the consumer's line); a loop's own line goes above it, its
+        # body's inside; a loop joined to the one before, beside that one's line
+        if loop is not None and loop is getattr(self, "_pending", None):
+            if len(getattr(loop, "bodies", ())) > parts:
+                self._beside(getattr(loop, "mark", None), said)
+        self._comment(mark, last, said)
         for v in outs:  # a value written later (a jaxpr's output: ``finish``) keeps its line
             self._made[id(v)] = (v, said)
         return outs
 
     def finish(self, outs: list) -> list:
-        body, before, last = self.body, len(self.body), self._said
+        mark, last = self._mark()
         done = super().finish(outs)
         made = [self._made[id(v)][1] for v in outs if id(v) in self._made]
-        if made:
-            self._comment(body, before, last, made[0])
+        self._comment(mark, last, made[0] if made else (None, False))
         return done
 
-    def _comment(self, body: list, before: int, last: Any, said: tuple) -> None:
-        """The line ``said`` above the code written since ``before``, where the last
-        comment (``last``) was another; none where no code was written."""
-        if len(body) == before:
+    def _mark(self) -> tuple[str, Any]:
+        """A placeholder where the comment may go, found again by its text: code written
+        meanwhile may also have expanded a loop written further up (``Code.flush``)."""
+        mark = f"/* line {next(self._holders)} */"
+        self.body.append(mark)
+        return mark, self._said
+
+    def _beside(self, mark: str | None, said: tuple) -> None:
+        """The line ``said`` with the lines above the loop at ``mark`` (not written yet),
+        which this equation's loop joined."""
+        body, where = self.body, said[0]
+        if mark is None or where is None or mark not in body:
             return
+        at = body.index(mark)
+        back = " (backward)" if said[1] else ""
+        text = f"// line {where[1]}{back}: {(source_line(*where) or '').strip()}"
+        said_here = [k for k in range(at - 1, -1, -1) if body[k].startswith("// line ")]
+        top = said_here[0] if said_here else at  # the comments directly above, where any
+        while top > 0 and body[top - 1].startswith("// line "):
+            top -= 1
+        if said_here and said_here[0] == at - 1 and text in body[top:at]:
+            return  # said already, with the others above it
+        if said_here and body[said_here[0]] == text:
+            return  # the line in effect there (the loop's own equation was on it too)
+        body.insert(at, text)
+        if all(line.startswith("/* line ") for line in body[at + 2 :]):  # the last code yet
+            self._said = said
+
+    def _comment(self, mark: str, last: Any, said: tuple) -> None:
+        """The line ``said`` in place of ``mark``, above the code written after it, where
+        the last comment (``last``) was another line; nothing where no code was written."""
+        body = self.body
+        at = next(k for k in range(len(body) - 1, -1, -1) if body[k] == mark)
+        wrote = at < len(body) - 1
         where = said[0]
-        if where is not None and said != last:
-            text = (source_line(*where) or "").strip()
+        text = None
+        if wrote and where is not None and said != last:
             back = " (backward)" if said[1] else ""
-            body.insert(before, f"// line {where[1]}{back}: {text}")
-        if self._said is last:  # no line said inside it: the code after it is its own
+            text = f"// line {where[1]}{back}: {(source_line(*where) or '').strip()}"
+        if text is not None and body[at + 1] != text:  # (a call's body said it already)
+            body[at] = text
+        else:
+            del body[at]
+        if wrote and self._said is last:  # no line said inside it: the code after is its own
             self._said = said
 
 
