@@ -4,8 +4,9 @@ emitted source (its values are checked against JAX elsewhere, tests/engine/test_
 Oracle: rosenbrock's gradient, written by hand, is one pass over x: each element reads
 x[i - 1], x[i] and x[i + 1], and needs at most the gradient's buffer and one for the term
 200 (x[i + 1] - x[i]^2) that element i + 1 reads again (else recomputed); f's value (the
-primal's sum) is dead in the gradient's program. The emitter wrote 7 buffers and 7 loops. ode's f is one pass over the state
-per step (each stage reads the one before at i - 1), plus the step's copy into its carry.
+primal's sum) is dead in the gradient's program. The emitter wrote 7 buffers and 7 loops.
+ode's f is one pass over the state per step (each stage reads the one before at i - 1),
+its new state and the old trading buffers after it rather than copied.
 
 Internals: ``program.counted`` (the emitted source and its buffer count), which no public
 function returns.
@@ -42,6 +43,7 @@ def test_rosenbrocks_gradient_is_one_pass_with_two_buffers_and_no_branches():
 def test_odes_f_is_one_pass_per_step():
     source, _ = emitted("ode", "once")
     step = source[source.index("for (let step") :]
-    # per step: the stages' pass (its first elements peeled) and the copy into the carry
+    # per step: the stages' pass (its first elements peeled), no copy into the carry
     passes = re.findall(rf"for \(let i = \d+; i < {N}; i\+\+\)", step)
-    assert len(passes) == 2, passes
+    assert len(passes) == 1, passes
+    assert "const was = " in step

@@ -148,7 +148,7 @@ class _Loop:
     writes after it ends (a sum's)."""
 
     size: int
-    bodies: list[Callable[[Ix], list[str]]]
+    bodies: list[tuple[Callable[[Ix], list[str]], int]]  # each with its length
     cuts: Any
     head: list[str]
     tail: list[str]
@@ -186,7 +186,8 @@ class _Loop:
         self.order = order
         self.reads |= other.reads
         self.bodies += other.bodies
-        self.cuts = sorted({*self.cuts, *other.cuts})
+        self.cuts = sorted({*self.cuts, *other.cuts})  # (each's length among them)
+        self.size = max(self.size, other.size)
         self.head += other.head
         self.tail += other.tail
         self.writes |= other.writes
@@ -273,7 +274,23 @@ class Code(Walker):
             return [], v.index("0")
         base = int(v.base or 0) if str(v.base or 0).isdigit() else None
         self._reads.add((v.name, None if base is None else ix.off + base))
-        return [], v.index(ix.text)
+        # each element loaded once a pass (V8 loads it again after any store to a typed
+        # array: another may share its bytes)
+        key = (v.name, v.base, ix.off)
+        done = self._memo.get(key)
+        if done is not None:
+            return [], done
+        t = self._memo[key] = self.temp()
+        return [f"const {t} = {v.index(ix.text)};"], t
+
+    def store(self, v: Val, ix: Ix, e: str) -> list[str]:
+        """The statement writing ``e`` at ``ix`` of the buffer ``v``; a later read of that
+        element in the pass takes ``e`` (no other of ``v``'s is still known)."""
+        for key in [k for k in self._memo if k[0] == v.name]:
+            del self._memo[key]
+        if e.isidentifier():
+            self._memo[(v.name, v.base, ix.off)] = e
+        return [f"{v.index(ix.text)} = {e};"]
 
     def region(self, ix: Ix, start: int, stop: int) -> bool:
         """Whether the elements ``ix`` reads lie in ``start`` ... ``stop - 1`` (all of them,
@@ -295,17 +312,25 @@ class Code(Walker):
         the buffer ``writes`` (at ``ix``; or, with ``tail``, after the loop). It is cut into
         pieces where a piecewise read changes side, so no element needs a branch; the
         pieces run in order (a running sum adds in the same order). It joins the loop
-        before it where that has the same length and this one reads what that one writes
-        at the same element or an earlier one only: one pass, and the values it shares
-        with that one computed once."""
+        before it where the order of their passes allows (``_Loop.joins``): one pass (a
+        shorter one's body in the pieces below its length), the values they share
+        computed once."""
         self._cuts, self._memo, self._reads = set(), {}, set()
         body(Ix("i", 0, 0, size))  # the first pass: where to cut, what it reads
-        loop = _Loop(size, [body], set(self._cuts), list(head), list(tail),
-                     {writes} if not tail else set(), {writes} if tail else set(),
-                     self._reads, "up" if tail else "")  # a sum adds in order
+        loop = _Loop(
+            size,
+            [(body, size)],
+            set(self._cuts),
+            list(head),
+            list(tail),
+            {writes} if not tail else set(),
+            {writes} if tail else set(),
+            self._reads,
+            "up" if tail else "",
+        )  # a sum adds in order
         self._cuts, self._reads = None, set()
         last = self._pending
-        order = last.joins(loop) if last is not None and last.size == size else None
+        order = last.joins(loop) if last is not None else None
         if order is not None:
             last.join(loop, order)
             return
@@ -322,7 +347,8 @@ class Code(Walker):
         spans = list(zip(loop.cuts, loop.cuts[1:], strict=False))
         for lo, hi in reversed(spans) if loop.order == "down" else spans:
             self._memo = {}
-            inner = " ".join(line for body in loop.bodies for line in body(Ix("i", 0, lo, hi)))
+            inner = " ".join(line for body, n in loop.bodies if hi <= n  # its elements
+                             for line in body(Ix("i", 0, lo, hi)))  # fmt: skip
             if hi - lo == 1:
                 lines.append(f"{{ const i = {lo}; {inner} }}")
             elif loop.order == "down":
@@ -342,7 +368,7 @@ class Code(Walker):
 
         def body(ix: Ix) -> list[str]:
             pre, e = self.read_at(v, ix)
-            return [*pre, f"{buf.index(ix.text)} = {e};"]
+            return [*pre, *self.store(buf, ix, e)]
 
         self.loop(v.size, body, buf.name)
         return buf
@@ -356,6 +382,10 @@ class Code(Walker):
         if not self._backward and PRIMAL in self.sources:
             self._forward.add(name)
         return Val(name, tuple(shape), np.dtype(dtype))
+
+    def allocated(self) -> set[str]:
+        """The names of the buffers made so far."""
+        return set(self._bytes)
 
     def const(self, value: Any) -> Val:
         """A constant array, shipped beside the source (scalars inline)."""

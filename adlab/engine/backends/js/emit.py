@@ -101,7 +101,8 @@ def local(lines: list[str], returned: str = "") -> list[str]:
     keeps a local's array in a register through a loop, and reloads one of the factory's
     (a closure's variable) at each read."""
     used = sorted(set(_BUFFER.findall("\n".join([*lines, returned]))), key=lambda b: int(b[1:]))
-    return [f"const {', '.join(f'{b} = {b}_' for b in used)};", *lines] if used else lines
+    # (variables: a loop's carry trades buffers with its new value, rules_loops._scan)
+    return [f"let {', '.join(f'{b} = {b}_' for b in used)};", *lines] if used else lines
 
 
 #: the most characters of code in one emitted function: V8 optimises a function whole,

@@ -33,7 +33,7 @@ def _copy(prog: Code, dst: Val, src: Val) -> None:
 
     def body(ix: Ix) -> list[str]:  # a loop that may join the one before
         pre, e = prog.read_at(src, ix, dst.size)
-        return [*pre, f"{dst.index(ix.text)} = {e};"]
+        return [*pre, *prog.store(dst, ix, e)]
 
     prog.loop(dst.size, body, dst.name)
 
@@ -70,12 +70,26 @@ def _scan(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     ys = [out(prog, eqn, k) for k in range(len(carries), len(eqn.outvars))]
     step = prog.temp("step")
     row = f"{loop.length - 1} - {step}" if loop.reverse else step
-    prog.emit(f"for (let {step} = 0; {step} < {loop.length}; {step}++) {{")
+    prog.emit("{", f"for (let {step} = 0; {step} < {loop.length}; {step}++) {{")
+    before = prog.allocated()
     got = prog.inside(eqn, loop.body, loop.body_consts,
                       [*loop.consts, *carries, *(x.row(row) for x in loop.xs)])  # fmt: skip
     for y, v in zip(ys, got[len(carries) :], strict=True):  # before the carries: a y may
         _copy(prog, y.row(row), v)  # be the step's old carry
-    _carry(prog, carries, got[: len(carries)])
+    # a new carry in a buffer of the body's own, which nothing else holds, trades places
+    # with its carry's buffer instead of being copied into it (their names are the
+    # function's variables); after an odd number of steps, copied back once
+    mine = prog.allocated() - before
+    names = [v.name for v in got]
+    swap = [k for k, v in enumerate(got[: len(carries)])
+            if v.name in mine and not v.base and names.count(v.name) == 1]  # fmt: skip
+    _carry(prog, [c for k, c in enumerate(carries) if k not in swap],
+           [v for k, v in enumerate(got[: len(carries)]) if k not in swap])  # fmt: skip
+    pairs = [(carries[k].name, got[k].name) for k in swap]
+    trade = [f"{{ const was = {c}; {c} = {v}; {v} = was; }}" for c, v in pairs]
+    prog.emit(*trade, "}")
+    if loop.length % 2:
+        prog.emit(*(f"{v}.set({c});" for c, v in pairs), *trade)
     prog.emit("}")
     return [*carries, *ys]
 
