@@ -50,12 +50,14 @@ class Spec:
     f_jax: Callable | None = None
     files: frozenset[str] = frozenset()
     jit: bool = False
-    device: str | None = None
+    device: Any = None
 
     @property
     def impl(self) -> Backend:
-        """The backend on ``device``: its primitives (``adlab.engine.backends``)."""
-        return get_backend(self.backend).on_device(self.device)
+        """The backend on ``device``: its primitives (``adlab.engine.backends``); one that
+        chooses no device (its ``devices`` empty: PyTorch's is its own) as it is."""
+        impl = get_backend(self.backend)
+        return impl.on_device(self.device) if impl.devices else impl
 
     @property
     def indices(self) -> tuple[int, ...]:
