@@ -1,9 +1,11 @@
 """Memory on the JavaScript backends: each runtime's own count, where the program runs.
 
-Oracle: a chain of k elementwise steps over n values, ``x = tanh(1.01 x)`` k times then a
-sum, whose reverse pass needs each step's output (tanh's derivative is 1 - y**2, and the
-next step's product reads y): k arrays of n values are kept from the forward pass, and
-nothing else the backward pass reads is as large. On "js" they are k Float64Arrays of the
+Oracle: a chain of k elementwise steps over n values, ``x = tanh(1.01 x)`` k times then the
+square of their sum, whose reverse pass needs each step's output (tanh's derivative is
+1 - y**2, and the next step's product reads y) and runs after the forward pass (it needs
+the sum): k arrays of n values are kept from the forward pass, and nothing else the
+backward pass reads is as large (without the square, "js" runs each element's steps and
+their derivatives in one pass, keeping nothing). On "js" they are k Float64Arrays of the
 emitted program (1.01 x and 1 - y**2 are fused into the loops that read them, so they have
 no buffer of their own); on "tfjs" they are what TF.js's tape saves in float32: Tanh saves
 its output and Multiply its inputs (the constant 1.01 and the previous y, one buffer with
@@ -28,7 +30,7 @@ from adlab.engine.backends import installed
 pytestmark = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
 
 CHAIN = '''
-"""k elementwise steps over n values, then their sum."""
+"""k elementwise steps over n values, then the square of their sum."""
 K = 3
 
 
@@ -39,7 +41,7 @@ def setup(n, rng):
 def f(x):
     for _ in range(K):
         x = np.tanh(1.01 * x)
-    return np.sum(x)
+    return np.sum(x) ** 2
 '''
 ITEMSIZE = {"js": 8, "tfjs": 4}  # float64 in plain JavaScript, float32 in TF.js
 BACKENDS = [("js", None), ("tfjs", "cpu"), ("tfjs", "wasm")]
@@ -89,7 +91,7 @@ def test_the_peak_of_js_counts_the_drivers_jacobian():
 
 @pytest.mark.parametrize(("backend", "device"), BACKENDS[:2])
 def test_a_vector_fs_reverse_mode_counts_one_rows_tape(backend, device):
-    m = adlab.Model.from_source(CHAIN.replace("return np.sum(x)", "return x[:5] * 2.0"),
+    m = adlab.Model.from_source(CHAIN.replace("return np.sum(x) ** 2", "return x[:5] * np.sum(x)"),
                                 name="vector_chain", K=4)  # fmt: skip
     got = _prepare(m, "reverse", backend, device).memory()
     assert got["residual_bytes"] == pytest.approx(4 * N * ITEMSIZE[backend], rel=0.1), got

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._walk import Walker
+from .passes import Ix, Loop
 
 #: bytes per element of every buffer: the emitted code holds every value in a Float64Array
 ITEMSIZE = 8
@@ -42,27 +43,6 @@ class Buffers:
 
     held: int
     residual: int
-
-
-@dataclass(frozen=True)
-class Ix:
-    """Where a loop reads a fused value: its element ``var + off``, the counter ``var``
-    going over ``lo`` ... ``hi - 1`` in the piece of the loop being written (``Code.loop``
-    cuts a loop where a piecewise read, pad or concatenate, changes side)."""
-
-    var: str
-    off: int
-    lo: int
-    hi: int
-
-    @property
-    def text(self) -> str:
-        if not self.off:
-            return self.var
-        return f"{self.var} + {self.off}" if self.off > 0 else f"{self.var} - {-self.off}"
-
-    def shift(self, by: int) -> Ix:
-        return dataclasses.replace(self, off=self.off + by)
 
 
 @dataclass(frozen=True)
@@ -141,59 +121,6 @@ def _never(eqn: Any, var: Any) -> bool:
     return False
 
 
-@dataclass
-class _Loop:
-    """A loop being written (``Code.loop``): its length, bodies, where it is cut, what
-    comes before and after it, the buffers it writes element by element and those it
-    writes after it ends (a sum's)."""
-
-    size: int
-    bodies: list[tuple[Callable[[Ix], list[str]], int]]  # each with its length
-    cuts: Any
-    head: list[str]
-    tail: list[str]
-    writes: set[str]
-    done: set[str]
-    reads: set[tuple[str, int | None]]
-    #: the order its passes must run in: "up", "down", or "" (either)
-    order: str = ""
-
-    def __post_init__(self) -> None:
-        self.cuts = sorted({0, self.size, *(c for c in self.cuts if 0 < c < self.size)})
-        self.mark = f"/* loop {id(self)} */"
-
-    def joins(self, later: _Loop) -> str | None:
-        """The order in which ``later`` can run in this loop's passes, its body after this
-        one's ("up", "down", "" for either), or None: an element it reads that this one
-        writes must be written already (the same element; an earlier one going up, a
-        later one going down), one this one reads that it overwrites must be read
-        already (the converse), and a sum's result (written after the loop) is not read."""
-        if self.writes & later.writes or any(n in self.done for n, _ in later.reads):
-            return None
-        need = {self.order, later.order}
-        for name, off in later.reads:  # written by this one first
-            if name in self.writes:
-                need.add(None if off is None else "up" if off < 0 else "down" if off else "")
-        for name, off in self.reads:  # read by this one before the later overwrites it
-            if name in later.writes or name in later.done:
-                need.add(None if off is None else "up" if off > 0 else "down" if off else "")
-        need.discard("")
-        if None in need or len(need) > 1:
-            return None
-        return need.pop() if need else ""
-
-    def join(self, other: _Loop, order: str) -> None:
-        self.order = order
-        self.reads |= other.reads
-        self.bodies += other.bodies
-        self.cuts = sorted({*self.cuts, *other.cuts})  # (each's length among them)
-        self.size = max(self.size, other.size)
-        self.head += other.head
-        self.tail += other.tail
-        self.writes |= other.writes
-        self.done |= other.done
-
-
 class Code(Walker):
     """The JS text of one jaxpr being written: allocations, body, constants."""
 
@@ -215,7 +142,7 @@ class Code(Walker):
         self._memo: dict[tuple[str, int], str] = {}  # fused elements written in this body
         self._cuts: set[int] | None = None  # where ``loop``'s first pass cuts
         self._reads: set[tuple[str, int | None]] = set()  # ... the buffers it reads, where
-        self._pending: _Loop | None = None  # the last loop, written when the next is not
+        self._pending: Loop | None = None  # the last loop, written when the next is not
 
     @property
     def covers(self) -> str:  # type: ignore[override]
@@ -312,12 +239,12 @@ class Code(Walker):
         the buffer ``writes`` (at ``ix``; or, with ``tail``, after the loop). It is cut into
         pieces where a piecewise read changes side, so no element needs a branch; the
         pieces run in order (a running sum adds in the same order). It joins the loop
-        before it where the order of their passes allows (``_Loop.joins``): one pass (a
+        before it where the order of their passes allows (``Loop.joins``): one pass (a
         shorter one's body in the pieces below its length), the values they share
         computed once."""
         self._cuts, self._memo, self._reads = set(), {}, set()
         body(Ix("i", 0, 0, size))  # the first pass: where to cut, what it reads
-        loop = _Loop(
+        loop = Loop(
             size,
             [(body, size)],
             set(self._cuts),
@@ -382,6 +309,14 @@ class Code(Walker):
         if not self._backward and PRIMAL in self.sources:
             self._forward.add(name)
         return Val(name, tuple(shape), np.dtype(dtype))
+
+    def forget(self, name: str) -> None:
+        """The buffer ``name`` is not made after all (its value became a variable:
+        ``registers``)."""
+        self.allocs = [a for a in self.allocs if not a.startswith(f"const {name} = ")]
+        del self._bytes[name]
+        self._forward.discard(name)
+        self._taped.discard(name)
 
     def allocated(self) -> set[str]:
         """The names of the buffers made so far."""

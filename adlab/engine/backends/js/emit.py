@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from . import rules_loops, rules_sums  # noqa: F401  (they register their rules)
+from . import rules_loops, rules_moves, rules_sums  # noqa: F401  (they register their rules)
 from .code import COTANGENT, PRIMAL, Buffers, Code, Val
+from .registers import registers
 from .rules import FUSES, RULES
 
 
@@ -66,6 +67,9 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
         args = values[:-1]
     outs = prog.walk(closed, values, marks)
     prog.flush()
+    kept = {o.name for o in outs}
+    for name in registers(prog.body, sorted(prog.allocated() - kept)):
+        prog.forget(name)
     ret = []
     for o in outs:
         if o.literal:  # a constant output: a buffer holding it
