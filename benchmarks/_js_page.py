@@ -83,8 +83,16 @@ main().catch((err) => ({ error: String(err.stack || err) }))
 """
 
 
-def serve_once(page: str, isolated: bool, run: list[str], timeout: float = 900.0) -> dict:
-    """Serve ``page`` on localhost, start ``run`` + its address, return what it POSTs."""
+def serve_once(
+    page: str,
+    isolated: bool,
+    run: list[str],
+    timeout: float = 900.0,
+    files: dict[str, str] | None = None,
+) -> dict:
+    """Serve ``page`` on localhost, start ``run`` + its address, return what it POSTs.
+    ``files``: more to serve, by path (``/grad.mjs``: a module the page imports, which
+    Chromium refuses from ``file://``)."""
     import http.server
     import threading
 
@@ -101,8 +109,10 @@ def serve_once(page: str, isolated: bool, run: list[str], timeout: float = 900.0
 
         def do_GET(self) -> None:
             self.send_response(200)
-            self._headers("text/html; charset=utf-8")
-            self.wfile.write(page.encode())
+            extra = (files or {}).get(self.path)
+            self._headers("text/html; charset=utf-8" if extra is None
+                          else "text/javascript; charset=utf-8")  # fmt: skip
+            self.wfile.write((page if extra is None else extra).encode())
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -134,30 +144,39 @@ def serve_once(page: str, isolated: bool, run: list[str], timeout: float = 900.0
     return got
 
 
-def in_chromium(sizes: list[int], modes: list[str], isolated: bool = False) -> dict | str:
-    """The series' programs replayed and timed in headless Chromium; or why not."""
+def chromium() -> list[str] | None:
+    """Headless Chromium's command (the page's address goes last), or None: none here."""
     import shutil
 
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    return exe and [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+
+
+def page_runner() -> str:
+    """The Lab page runner's ``boot`` (the runtime's stand-ins for Node), as a classic script."""
+    runner = resources.files("adlab.lab").joinpath("static/page_runner.js").read_text()
+    if "function boot(" not in runner:
+        raise RuntimeError("the page runner has no boot() to host the runtime")
+    return runner[: runner.index("export default")]  # a classic script: no module
+
+
+def recorded(model: str, sizes: list[int], modes: list[str]) -> dict:
+    """The series' programs prepared and called once in Node, every request kept: what a
+    page replays (``replay``), the runtime's files (``modules``), and the program of each
+    series at each size (``sizes``: n -> label -> the runtime's program id)."""
     import adlab
     from adlab.engine.backends import with_fact
     from adlab.engine.backends.js.node import node
     from adlab.engine.backends.js.transport import running_in
     from adlab.lab.page_runner import runtime_modules
 
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        return "no chromium on the PATH"
-    runner = resources.files("adlab.lab").joinpath("static/page_runner.js").read_text()
-    if "function boot(" not in runner:
-        return "the page runner has no boot() to host the runtime"
-    runner = runner[: runner.index("export default")]  # a classic script: no module
-    m = load_model("g9_graphics")
+    m = load_model(model)
     rec = Recorder(node())
     keep, ids = [], {}
     with running_in(rec):
         for n in sizes:
             args = m.setup(n)
-            for label in ["primal(js)", *modes]:
+            for label in modes:
                 v = parse_variant(label)
                 if v.backend not in with_fact("traced"):  # JavaScript's backends
                     continue
@@ -170,8 +189,19 @@ def in_chromium(sizes: list[int], modes: list[str], isolated: bool = False) -> d
                 ids.setdefault(str(n), {})[label] = p.timer.fn.last.id
     replay = [{k: v for k, v in msg.items() if k != "seq"} for msg in rec.sent
               if msg.get("op") in ("load", "call")]  # fmt: skip
-    payload = {"modules": runtime_modules(), "replay": replay, "sizes": ids}
+    return {"modules": runtime_modules(), "replay": replay, "sizes": ids}
+
+
+def in_chromium(sizes: list[int], modes: list[str], isolated: bool = False) -> dict | str:
+    """The series' programs replayed and timed in headless Chromium; or why not."""
+    run = chromium()
+    if run is None:
+        return "no chromium on the PATH"
+    try:
+        runner = page_runner()
+    except RuntimeError as err:
+        return str(err)
+    payload = recorded("g9_graphics", sizes, ["primal(js)", *modes])
     page = PAGE % {"runner": runner, "payload": json.dumps(payload).replace("</", "<\\/")}
-    run = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
     out = serve_once(page, isolated, run)
     return out.get("error") or out
