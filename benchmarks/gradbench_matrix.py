@@ -34,7 +34,7 @@ from pathlib import Path
 from adlab.gradbench.harness import run_eval
 
 EVALS = ("llsq", "lse", "gmm", "ode", "kmeans", "det", "ht", "ba", "lstm", "particle", "saddle")
-BACKENDS = ("jax", "torch", "tensorflow", "autograd", "js", "tfjs", "numpy")
+BACKENDS = ("jax", "torch", "tensorflow", "autograd", "js", "tfjs", "jaxjs", "numpy")
 MODES = ("reverse", "forward")
 #: small sizes: each session starts a framework and compiles, on a shared machine
 SIZES = {
