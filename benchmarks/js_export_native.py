@@ -13,12 +13,13 @@ script:
 3. times, in rounds taken in turn, the manual binary on that input (its own per-run
    ``evaluate`` timings, printed by ``cpp/gradbench/main.hpp``: the median) and the module's
    ``grad`` in a Node of its own (warmed up for 0.5 s, then ``performance.now()`` around
-   loops of ``--loop-ms``, 2 ms: the median of 41, each result read so that no call is
+   loops of ``--loop-ms``, 0.25 ms: the median of 201, each result read so that no call is
    optimised away); the ratio is each round's, the table its median over the rounds.
 
 The manual tool times each call alone, so on a loaded machine its median dodges the
-preemptions; a 20 ms loop in Node seldom does (at load 4 on 2 cores, ratios swung 1.3-2.3x
-between rounds), a 2 ms loop mostly does (Node's clock ticks in microseconds).
+preemptions; loops of 2-20 ms in Node seldom did (at load 4-5 on 2 cores the ratios swung up
+to 3x between rounds), loops of 0.25 ms mostly do (Node's clock ticks in microseconds): the
+rounds then agree within 5%.
 
 The manual binaries are built as GradBench's ``cpp.py`` builds a tool before running it:
 ``cpp/common.mk``'s flags, ``-O3 -march=native`` (NATIVE=yes, its default), single-threaded,
@@ -203,7 +204,7 @@ def main() -> None:
         "--loop-ms",
         type=float,
         default=0.25,
-        help="Node's loop length: at load 4 on 2 cores a 20 ms loop is mostly "
+        help="Node's loop length: on a loaded machine a loop of 2-20 ms is mostly "
         "preempted somewhere, where the manual tool times each call alone",
     )
     p.add_argument("--cpu", default="none", help="pin both to this CPU (taskset), or 'none'")
