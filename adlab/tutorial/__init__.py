@@ -38,6 +38,7 @@ from . import memory as memory
 from .browser import asker_table as asker_table
 from .browser import devices_table as devices_table
 from .browser import javascript_agreement as javascript_agreement
+from .browser import levels_table as levels_table
 from .browser import question_1_crossovers as question_1_crossovers
 from .browser import tidy_check as tidy_check
 from .costs import bound_table as bound_table

@@ -1,4 +1,4 @@
-"""Questions 1 and 5 in the askers' own runtime: plain JavaScript and TF.js (issue 25).
+"""Questions 1 and 5 in the askers' own runtime: plain JavaScript, TF.js and jax-js.
 
 The series run in Node under a script or nbval, and in the Lab's own page when ticked
 there (``Record.where`` says which); they are timed inside that runtime (``timing.js``).
@@ -14,7 +14,7 @@ from .._format import error_text, seconds
 from .._vocab import Record
 from ..accuracy.reference import max_relative_error
 from ..catalog import resolve_model
-from ..engine.backends import DEFAULT, FACTS, JAVASCRIPT, TFJS, get_backend
+from ..engine.backends import DEFAULT, FACTS, JAVASCRIPT, JAXJS, TFJS, get_backend
 from ..engine.derivative import derivative, prepare
 from ..engine.model.source import Model
 from ..measure import parse_variant
@@ -52,21 +52,26 @@ def _find(records: list[Record], n: int, mode: str, backend: str, scheme: str | 
 
 def asker_table(records: Iterable[Record]) -> Table:
     """Question 1's table beside this machine's: per n, G9's differences and ``tf.grad`` on
-    TF.js's cpu backend as the asker timed them and as measured here, with the emitted
-    JavaScript gradient (``reverse(js)``) beside them; milliseconds per gradient."""
+    TF.js's cpu backend as the asker timed them and as measured here, with jax-js's
+    ``jit(grad)`` and its ``jvp`` per parameter (g9jax's way, under ``jit``) on its wasm
+    backend, and the emitted JavaScript gradient (``reverse(js)``) beside them;
+    milliseconds per gradient."""
     got = _measured(records)
     rows, where = [], set()
     for n in sorted({r.n for r in got}):
         g9 = _find(got, n, "numeric", JAVASCRIPT, "g9")
         tf_grad = _find(got, n, "reverse", TFJS)
+        jax_grad = _find(got, n, "reverse", JAXJS, device="wasm")
+        jax_jvp = _find(got, n, "forward", JAXJS, device="wasm")
         emitted = _find(got, n, "reverse", JAVASCRIPT)
         asked = QUESTION_1_MS.get(n, (None, None))
-        where |= {r.where for r in (g9, tf_grad, emitted) if r is not None}
-        times = [_ms(r.median_s if r else None) for r in (g9, tf_grad, emitted)]
+        found = (g9, tf_grad, jax_grad, jax_jvp, emitted)
+        where |= {r.where for r in found if r is not None}
+        times = [_ms(r.median_s if r else None) for r in found]
         rows.append((n, "-" if asked[0] is None else f"{asked[0]:g}", times[0],
                      "-" if asked[1] is None else f"{asked[1]:g}", *times[1:]))  # fmt: skip
     return Table.of(("n", "G9 differences: asker", "here", "tf.grad (cpu): asker", "here",
-                     "reverse(js) here"), rows,
+                     "jax-js jit(grad)", "jax-js jvp", "reverse(js) here"), rows,
                     title="Milliseconds per gradient of g9_graphics",
                     notes=[f"here: in {', '.join(sorted(w or '?' for w in where))}"])  # fmt: skip
 
@@ -81,9 +86,12 @@ def javascript_agreement(variants: Sequence[str], n: int, model: str | Model) ->
     rows = []
     for spec in variants:
         v = parse_variant(spec)
+        # its own precision, else its framework's first (TF.js, jax-js: float32)
+        precision = v.precision or FACTS[v.backend or DEFAULT].precisions[0]
         value = derivative(m, *point, mode=v.mode, scheme=v.scheme or "central",
-                           backend=v.backend or DEFAULT, device=v.device)  # fmt: skip
-        single = FACTS[v.backend or DEFAULT].precisions == ("float32",)
+                           backend=v.backend or DEFAULT, device=v.device, jit=v.jit,
+                           precision=precision)  # fmt: skip
+        single = precision == "float32"
         limit = FLOAT32_AGREES if single else FLOAT64_AGREES
         agrees = max_relative_error(value, exact) < limit
         rows.append((spec, "float32" if single else "float64", f"{limit:.0e}",
@@ -130,13 +138,26 @@ def tidy_check(model: str | Model, n: int, devices: Sequence[str] = ("cpu", "was
 
 def question_1_crossovers(records: Iterable[Record]) -> Table:
     """Where G9's differences stop winning: against ``tf.grad`` on TF.js's cpu backend (the
-    asker's pair: n = 100-200 on their machine) and against the emitted gradient."""
+    asker's pair: n = 100-200 on their machine), jax-js's gradients and the emitted one."""
     from .readings import crossover_table
 
     got = _measured(records)
     g9 = next((r.label for r in got
                if (r.mode, r.scheme, r.backend) == ("numeric", "g9", JAVASCRIPT)),
               "numeric[g9](js)")  # fmt: skip
-    rivals = [r.label for r in got if r.mode == "reverse" and r.device == "cpu"
-              and r.backend in (TFJS, JAVASCRIPT)]  # fmt: skip
+    rivals = [r.label for r in got if (r.mode == "reverse" and r.device == "cpu"
+              and r.backend in (TFJS, JAVASCRIPT)) or (r.backend == JAXJS and r.mode in (
+                  "reverse", "forward"))]  # fmt: skip
     return crossover_table(got, [(g9, label) for label in dict.fromkeys(rivals)])
+
+
+def levels_table(records: Iterable[Record]) -> Table:
+    """Each series with two derivative levels (a model's own ``grad`` inside f, a second
+    derivative): which framework takes each (``Record.levels``)."""
+    seen = {r.label: r.levels for r in records if r.levels}
+    rows = []
+    for label, levels in seen.items():  # "outer: ...; inner: ...[; one program, ...]"
+        outer, inner, *rest = levels.split("; ")
+        rows.append((label, outer.removeprefix("outer: "),
+                     "; ".join([inner.removeprefix("inner: "), *rest])))  # fmt: skip
+    return Table.of(("series", "outer level", "inner level"), rows)

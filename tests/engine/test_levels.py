@@ -67,3 +67,14 @@ def test_a_refused_nesting_says_what_runs_where_and_what_to_use():
             adlab.hessian(m, *m.setup(3), backend=backend)
         text = str(info.value)
         assert "first derivative only here" in text and "backend='js'" in text, text
+
+
+def test_the_tutorials_table_splits_outer_from_inner():
+    from adlab import tutorial
+
+    r = adlab.Record(model="m", mode="hessian", n=3, label="hessian(js)", jit=False,
+                     scheme="forward-over-reverse", precision="float64", backend="js", order=2,
+                     levels=levels("js", "hessian", "forward-over-reverse"))  # fmt: skip
+    (row,) = tutorial.levels_table([r, adlab.Record(**{**r.to_dict(), "levels": None})]).rows
+    assert row == ("hessian(js)", "JAX's jvp (forward)",
+                   "JAX's grad (reverse); one program, emitted as JavaScript")  # fmt: skip
