@@ -115,6 +115,8 @@ def number(v: Any) -> str:
 #: the most an element may cost (``rules.COSTS``: an add 1, a division 2, a call of
 #: ``Math`` 20) to be computed again in each of several consumers rather than buffered
 RECOMPUTE = 2
+#: the consumers that read a value at other elements than their own
+SHIFTS = frozenset({"slice", "pad", "concatenate", "split"})
 
 
 def _never(eqn: Any, var: Any) -> bool:
@@ -158,12 +160,27 @@ class Code(Walker):
         """Whether ``var`` can be computed inside its consumers' loops: each goes over
         the same elements (``fusing``), and where there are several, an element costs
         no more than ``RECOMPUTE`` to compute again in each (cheaper than a buffer's
-        store and loads, and the loops that would fill it)."""
+        store and loads, and the loops that would fill it) and none reads it at another
+        element (``shifted``: computed again there, it shares nothing with the others;
+        buffered in a joined loop, it is a variable handed on, ``registers``)."""
         uses = self._uses.get(var, [])  # none: dead (a split's piece nothing reads)
-        if len(uses) > 1 and cost > RECOMPUTE:
+        if len(uses) > 1 and cost and (cost > RECOMPUTE or self.shifted(var)):
             return False
         return all(e is not None and self.fusing.get(e.primitive.name, _never)(e, var)
                    for e in uses)  # fmt: skip
+
+    def shifted(self, var: Any, depth: int = 8) -> bool:
+        """Whether a consumer of ``var``, or of what its elementwise consumers make, reads
+        it at other elements than its own (a slice, a pad, a concatenation)."""
+        for e in self._uses.get(var, []):
+            if e is None:
+                continue
+            if e.primitive.name in SHIFTS:
+                return True
+            if depth and self.fusing.get(e.primitive.name) is not None and any(
+                    self.shifted(v, depth - 1) for v in e.outvars):  # fmt: skip
+                return True
+        return False
 
     def node(self, shape: tuple[int, ...], dtype: Any, ins: list[Val],
              expr: Callable[[list[str]], str], cost: int) -> Val:  # fmt: skip
