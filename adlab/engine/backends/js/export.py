@@ -58,8 +58,11 @@ function b64(text) {
 }"""
 
 CHECK = """\
-// an argument as a Float64Array of the length the module was built for, or an Error
-function take(fn, a, name, size, shape) {
+// the k-th argument as a Float64Array of the length the module was built for, or an Error
+// (the common case first: a Float64Array of that length, handed on as it is)
+function take(fn, a, k, args = ARGS) {
+  if (a instanceof Float64Array && a.length === args[k][1]) return a;
+  const [name, size, shape] = args[k];
   if (typeof a === "number") a = Float64Array.of(a);
   else if (!(a instanceof Float64Array)) {
     if (a == null || typeof a.length !== "number")
@@ -71,9 +74,10 @@ function take(fn, a, name, size, shape) {
     throw new Error(`${fn}: ${name} must have ${size} numbers (shape [${shape}]), got ${a.length}`);
   return a;
 }
-function count(fn, got, names) {
-  if (got !== names.length)
-    throw new Error(`${fn} takes ${names.length} arguments (${names.join(", ")}), got ${got}`);
+function count(fn, got, args = ARGS) {
+  if (got !== args.length)
+    throw new Error(`${fn} takes ${args.length} arguments (${args.map((a) => a[0]).join(", ")}), ` +
+      `got ${got}`);
 }"""
 
 
@@ -161,7 +165,6 @@ def module(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = Fals
                 consts.append(constant(c))
             refs.append(f"K[{index[raw]}]")
         factories.append(f"// {WHAT[key]}\nconst {key.upper()} = {p.source}([{', '.join(refs)}]);")
-    names = ", ".join(a.js for a in ex.args)
     parts = [
         "\n".join(ex.header()),
         *([B64] if any(c.startswith("b64(") for c in consts) else []),
@@ -175,28 +178,9 @@ def module(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = Fals
         ),
         CHECK,
         f"const ARGS = {_table(ex.args)};",
-        "function inputs(fn, got, args = ARGS) {\n  count(fn, got.length, args.map((a) => a[0]));"
-        "\n  return Array.from(got, (a, k) => take(fn, a, ...args[k]));\n}",
         *factories,
-        _value_and_grad(ex),
-        f"/** f at the arguments: a number. */\nexport function f({names}) {{\n"
-        '  return F(...inputs("f", arguments))[0][0];\n}',
-        f"/** f's gradient with respect to {ex.args[ex.x].name}: a new Float64Array. */\n"
-        f'export function grad({names}) {{\n  return vg("grad", arguments)[1];\n}}',
-        f"/** [f, its gradient]: both from one pass (as JAX's value_and_grad). */\n"
-        f'export function valueAndGrad({names}) {{\n  return vg("valueAndGrad", arguments);\n}}',
+        *_exported(ex),
     ]
-    if hvp:
-        hv = ", ".join(a.js for a in ex.hvp_args)
-        parts.append(
-            f"const HVP_ARGS = {_table(ex.hvp_args)};\n"
-            f"/** The Hessian of f times {ex.v.js} (forward over reverse): a new Float64Array. */\n"
-            f"export function hvp({hv}) {{\n"
-            '  return hv(inputs("hvp", arguments, HVP_ARGS));\n}\n'
-            # the direction is the program's last input (after the model's arguments)
-            f"function hv(got) {{\n  const dir = got.splice({ex.x + 1}, 1);\n"
-            "  return HVP(...got, ...dir)[0].slice();\n}"
-        )  # fmt: skip
     return "\n\n".join(parts) + "\n"
 
 
@@ -206,19 +190,56 @@ def _table(args: list[Arg]) -> str:
     return f"[{', '.join(rows)}]"
 
 
-def _value_and_grad(ex: Export) -> str:
-    """``vg(fn, arguments)``: [value, a new gradient array], from the ``VG`` program."""
+def _taken(fn: str, args: list[Arg], order: list[int] | None = None, table: str = "") -> str:
+    """The checked arguments of exported function ``fn`` for a program's call, written out
+    (no spread or ``arguments`` copy on the way in: they cost about 1 us a call at n = 10,
+    twice the program itself)."""
+    more = f", {table}" if table else ""
+    order = list(range(len(args))) if order is None else order
+    return ", ".join(f'take("{fn}", {args[k].js}, {k}{more})' for k in order)
+
+
+def _exported(ex: Export) -> list[str]:
+    """The exported functions: each checks its arguments, calls a program, copies out."""
+
+    def head(fn: str, doc: str, args: list[Arg] = ex.args, table: str = "") -> str:
+        more = f", {table}" if table else ""
+        return (f"/** {doc} */\nexport function {fn}({', '.join(a.js for a in args)}) {{\n"
+                f'  count("{fn}", arguments.length{more});\n')  # fmt: skip
+
+    out = [head("f", "f at the arguments: a number.")
+           + f'  return F({_taken("f", ex.args)})[0][0];\n}}']  # fmt: skip
+    grad_doc = f"f's gradient with respect to {ex.args[ex.x].name}: a new Float64Array."
+    both_doc = "[f, its gradient]: both from one pass (as JAX's value_and_grad)."
     if ex.mode == "reverse":
-        return ("function vg(fn, got) {\n  const out = VG(...inputs(fn, got));\n"
-                "  return [out[0][0], out[1].slice()];\n}")  # fmt: skip
-    # forward mode: one JVP per column of the identity, its derivative the gradient's entry
-    return (
-        "function vg(fn, got) {\n  const a = inputs(fn, got), n = a[" + str(ex.x) + "].length;\n"
-        "  const g = new Float64Array(n), e = new Float64Array(n);\n  let value = NaN;\n"
-        "  for (let j = 0; j < n; j++) {\n    e[j] = 1;\n    const out = VG(...a, e);\n"
-        "    e[j] = 0;\n    value = out[0][0];\n    g[j] = out[1][0];\n  }\n"
-        "  return [value, g];\n}"
-    )
+        out += [
+            head("grad", grad_doc) + f"  return VG({_taken('grad', ex.args)})[1].slice();\n}}",
+            head("valueAndGrad", both_doc)
+            + f"  const out = VG({_taken('valueAndGrad', ex.args)});\n"
+            "  return [out[0][0], out[1].slice()];\n}",
+        ]
+    else:  # one JVP per column of the identity, its derivative the gradient's entry
+        out += [
+            f"function vg(a) {{\n  const n = a[{ex.x}].length;\n"
+            "  const g = new Float64Array(n), e = new Float64Array(n);\n  let value = NaN;\n"
+            "  for (let j = 0; j < n; j++) {\n    e[j] = 1;\n    const out = VG(...a, e);\n"
+            "    e[j] = 0;\n    value = out[0][0];\n    g[j] = out[1][0];\n  }\n"
+            "  return [value, g];\n}",
+            head("grad", grad_doc) + f"  return vg([{_taken('grad', ex.args)}])[1];\n}}",
+            head("valueAndGrad", both_doc)
+            + f"  return vg([{_taken('valueAndGrad', ex.args)}]);\n}}",
+        ]
+    if ex.hvp:
+        # the program's inputs: the model's arguments, then the direction (hvp's second)
+        d = ex.x + 1
+        order = [k for k in range(len(ex.hvp_args)) if k != d] + [d]
+        doc = f"The Hessian of f times {ex.v.js} (forward over reverse): a new Float64Array."
+        out.append(
+            f"const HVP_ARGS = {_table(ex.hvp_args)};\n"
+            + head("hvp", doc, ex.hvp_args, "HVP_ARGS")
+            + f"  return HVP({_taken('hvp', ex.hvp_args, order, 'HVP_ARGS')})[0].slice();\n}}"
+        )
+    return out
 
 
 def declarations(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = False,
