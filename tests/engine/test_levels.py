@@ -41,8 +41,9 @@ def test_the_models_own_grad_is_jaxs_traced_into_f_on_javascript(backend, outer)
 
 
 def test_a_second_derivative_names_its_outer_and_inner_framework():
-    assert levels("jaxjs", "hessian", "forward-over-reverse") == (
-        "outer: jax-js's jvp (forward); inner: jax-js's grad (reverse)")  # fmt: skip
+    assert levels("jax", "hessian", "forward-over-reverse") == (
+        "outer: JAX's jvp (forward); inner: JAX's grad (reverse)")  # fmt: skip
+    assert levels("jaxjs", "hessian", "forward-over-reverse") is None  # refused there
     got = levels("js", "hvp", "reverse-over-forward")
     assert got.startswith("outer: JAX's grad (reverse); inner: JAX's jvp (forward)"), got
     assert got.endswith("one program, emitted as JavaScript"), got

@@ -27,7 +27,7 @@ def levels(backend: str, mode: str, scheme: str | None = None, inner: str = "rev
            own_grad: bool = False) -> str | None:  # fmt: skip
     """Who takes each level of a derivative on ``backend``, outermost first, as
     "outer: ...; inner: ..."; None where one framework takes its one level (a first
-    derivative of a model without ``grad``).
+    derivative of a model without ``grad``), or where ``backend`` nests no modes.
 
     Args:
         mode, scheme: the record's (a second-order mode's composition in ``scheme``).
@@ -40,6 +40,8 @@ def levels(backend: str, mode: str, scheme: str | None = None, inner: str = "rev
     """  # noqa: E501
     facts = facts_of(backend)
     if mode in SECOND_ORDER:
+        if not facts.nests:  # refused there (``why_no_nesting``): no levels to name
+            return None
         outer, _, under = (scheme or "forward-over-reverse").partition("-over-")
         if not under:  # numeric, complex-step: of the reverse gradient
             return f"outer: {_inexact(scheme)} of the gradient; inner: {takes(backend, 'reverse')}"
