@@ -82,7 +82,8 @@ class Lab(w.VBox):
             ``adlab.Run``: drawn dashed over the plots, compared in a table under them), ``steps``
             (draw the step-size curves, default True), ``steps_n_max`` (their
             largest n, default 1000), ``edits`` (folder for saved edits), ``device``
-            (TF.js's backend for the TF.js series: "cpu", "wasm" or "webgl"), and
+            (TF.js's backend for the TF.js series: "cpu", "wasm" or "webgl"),
+            ``jaxjs_device`` (jax-js's: "wasm", "cpu", "webgl" or "webgpu"), and
             options of ``adlab.bench`` such as ``budget_s`` and ``repeats``.
 
     The logic lives in ``lab.state`` (a ``LabState``); the attributes and
@@ -105,9 +106,12 @@ class Lab(w.VBox):
         **options: Any,
     ) -> None:
         device = options.pop("device", "cpu")  # a trait of the Lab's, not bench's option
+        jaxjs_device = options.pop("jaxjs_device", None)  # so is jax-js's
         compare_to = options.pop("compare_to", None)  # a saved run drawn over the plots
         state = LabState(model, sizes, modes, frameworks, post=_kernel_post(), **options)
         state.device = device
+        if jaxjs_device is not None:
+            state.jaxjs_device = jaxjs_device
         self.state = state
         self.plots = LabPlots(show_compile=state.show_compile)
         self.compared = Compared(self.plots, compare_to) if compare_to is not None else None
@@ -392,6 +396,7 @@ for _name, _doc in {
     "True: each framework's compiler; False: all eagerly.",
     "precision": '"float64" or "float32".',
     "device": "TF.js's backend for the TF.js series: cpu, wasm or webgl.",
+    "jaxjs_device": "jax-js's backend for the jax-js series: wasm, cpu, webgl or webgpu.",
     "checkpoints": 'Reverse mode once per choice, for a model with loops: "false", "true", '
     '"sqrt" (checkpointing: less memory, more time).',
     "show_compile": "Whether the time plot shows compile times.",

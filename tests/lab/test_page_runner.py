@@ -168,6 +168,9 @@ def test_the_jaxjs_device_choice_names_the_variants():
                                                          backend="jax", scheme="central")]
     assert (v.device, v.precision, v.label) == ("webgpu", "float32",
                                                 "reverse(jaxjs,float32,webgpu)")  # fmt: skip
+    lab = adlab.Lab(n=10, modes=["reverse"], frameworks=["jaxjs"], steps=False,
+                    jaxjs_device="webgl")  # fmt: skip
+    assert lab.jaxjs_device_toggle.value == "webgl" and "jaxjs_device" not in lab.state.options
 
 
 def test_the_jaxjs_tick_runs_reverse_jaxjs_in_the_page(page):
