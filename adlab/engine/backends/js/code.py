@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,6 +116,7 @@ def number(v: Any) -> str:
 #: the most an element may cost (``rules.COSTS``: an add 1, a division 2, a call of
 #: ``Math`` 20) to be computed again in each of several consumers rather than buffered
 RECOMPUTE = 2
+_NUMBER = re.compile(r"\(?-?(?:\d[\d.e+-]*|Infinity)\)?|NaN")  # as ``number`` writes it
 #: the consumers that read a value at other elements than their own
 SHIFTS = frozenset({"slice", "pad", "concatenate", "split"})
 
@@ -232,7 +234,7 @@ class Code(Walker):
         element in the pass takes ``e`` (no other of ``v``'s is still known)."""
         for key in [k for k in self._memo if k[0] == v.name]:
             del self._memo[key]
-        if e.isidentifier():
+        if e.isidentifier() or _NUMBER.fullmatch(e):  # a name, or a literal
             self._memo[(v.name, v.base, ix.off)] = e
         return [f"{v.index(ix.text)} = {e};"]
 
