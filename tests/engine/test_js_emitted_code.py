@@ -71,3 +71,23 @@ def test_a_loop_of_an_odd_number_of_steps_hands_back_its_carry_in_its_own_buffer
         value, grad = f(x), jax.grad(f)(x)
     np.testing.assert_allclose(JsFunction(f, 0, "once")(x), value, rtol=1e-12)
     np.testing.assert_allclose(JsFunction(f, 0, "grad")(x), grad, rtol=1e-12)
+
+
+def test_a_buffer_whose_values_are_done_with_is_taken_again():
+    # four products by A in a row: each result is read by the next product only, so two
+    # buffers of n values take turns (and the sum's one value); the record counts what is made
+    a = np.random.default_rng(0).normal(size=(7, 7)) / 3
+
+    def f(x):
+        for _ in range(4):
+            x = jnp.asarray(a) @ x
+        return jnp.sum(x)
+
+    x = np.linspace(0.1, 1.0, 7)
+    source, _, _, buffers = counted(f, (x,), 0, "once")
+    allocations = [int(n) for n in re.findall(r"new Float64Array\((\d+)\)", source)]
+    assert sorted(allocations) == [1, 7, 7], allocations
+    assert buffers.held == 8 * sum(allocations)
+    with precision_scope("float64"):
+        value = f(x)
+    np.testing.assert_allclose(JsFunction(f, 0, "once")(x), value, rtol=1e-12)

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from .._walk import Walker
-from .passes import Ix, Loop
+from .passes import Ix, Loop, shifted
+from .reuse import LOOPS, Liveness
 
 #: bytes per element of every buffer: the emitted code holds every value in a Float64Array
 ITEMSIZE = 8
@@ -117,8 +118,6 @@ def number(v: Any) -> str:
 #: ``Math`` 20) to be computed again in each of several consumers rather than buffered
 RECOMPUTE = 2
 _NUMBER = re.compile(r"\(?-?(?:\d[\d.e+-]*|Infinity)\)?|NaN")  # as ``number`` writes it
-#: the consumers that read a value at other elements than their own
-SHIFTS = frozenset({"slice", "pad", "concatenate", "split"})
 
 
 def _never(eqn: Any, var: Any) -> bool:
@@ -147,6 +146,7 @@ class Code(Walker):
         self._cuts: set[int] | None = None  # where ``loop``'s first pass cuts
         self._reads: set[tuple[str, int | None]] = set()  # ... the buffers it reads, where
         self._pending: Loop | None = None  # the last loop, written when the next is not
+        self.live = Liveness(lambda b: self._bytes[b] // ITEMSIZE if b in self._bytes else None)
 
     @property
     def covers(self) -> str:  # type: ignore[override]
@@ -166,23 +166,10 @@ class Code(Walker):
         element (``shifted``: computed again there, it shares nothing with the others;
         buffered in a joined loop, it is a variable handed on, ``registers``)."""
         uses = self._uses.get(var, [])  # none: dead (a split's piece nothing reads)
-        if len(uses) > 1 and cost and (cost > RECOMPUTE or self.shifted(var)):
+        if len(uses) > 1 and cost and (cost > RECOMPUTE or shifted(self._uses, self.fusing, var)):
             return False
         return all(e is not None and self.fusing.get(e.primitive.name, _never)(e, var)
                    for e in uses)  # fmt: skip
-
-    def shifted(self, var: Any, depth: int = 8) -> bool:
-        """Whether a consumer of ``var``, or of what its elementwise consumers make, reads
-        it at other elements than its own (a slice, a pad, a concatenation)."""
-        for e in self._uses.get(var, []):
-            if e is None:
-                continue
-            if e.primitive.name in SHIFTS:
-                return True
-            if depth and self.fusing.get(e.primitive.name) is not None and any(
-                    self.shifted(v, depth - 1) for v in e.outvars):  # fmt: skip
-                return True
-        return False
 
     def node(self, shape: tuple[int, ...], dtype: Any, ins: list[Val],
              expr: Callable[[list[str]], str], cost: int) -> Val:  # fmt: skip
@@ -320,11 +307,14 @@ class Code(Walker):
         return buf
 
     def fresh(self, shape: tuple[int, ...], dtype: Any) -> Val:
-        """A new preallocated buffer."""
-        name = self.temp("B")  # loop counters are lower case
+        """A preallocated buffer: one free again (``reuse``), or a new one."""
         size = max(math.prod(shape), 1)
-        self.allocs.append(f"const {name} = new Float64Array({size});")
-        self._bytes[name] = size * ITEMSIZE
+        name = self.live.take(size)
+        self._forward.discard(name)  # taken again: what it holds now is what counts
+        if name is None:
+            name = self.temp("B")  # loop counters are lower case
+            self.allocs.append(f"const {name} = new Float64Array({size});")
+            self._bytes[name] = size * ITEMSIZE
         if not self._backward and PRIMAL in self.sources:
             self._forward.add(name)
         return Val(name, tuple(shape), np.dtype(dtype))
@@ -373,12 +363,16 @@ class Code(Walker):
         self._uses.update(uses)
 
     def equation(self, eqn: Any, ins: list[Val]) -> list[Val]:
-        outer = self._backward
+        outer, loop = self._backward, eqn.primitive.name in LOOPS
         self._backward = outer or COTANGENT in self.sources  # a body: as its equation
+        self.live.depth += loop
         try:
-            return super().equation(eqn, ins)
+            outs = super().equation(eqn, ins)
         finally:
             self._backward = outer
+            self.live.depth -= loop
+        self.live.written(eqn, outs, self._uses)
+        return outs
 
     def enter(self, eqn: Any, ins: list[Val]) -> list[Val]:
         self._tape(ins)

@@ -82,3 +82,22 @@ class Loop:
         self.tail += other.tail
         self.writes |= other.writes
         self.done |= other.done
+
+
+#: the consumers that read a value at other elements than their own
+SHIFTS = frozenset({"slice", "pad", "concatenate", "split"})
+
+
+def shifted(uses: dict[Any, list], fusing: Any, var: Any, depth: int = 8) -> bool:
+    """Whether a consumer of ``var`` (``uses``: a variable's consumers), or of what its
+    fusing consumers (``fusing``) make, reads it at other elements than their own (a
+    slice, a pad, a concatenation)."""
+    for e in uses.get(var, []):
+        if e is None:
+            continue
+        if e.primitive.name in SHIFTS:
+            return True
+        if depth and e.primitive.name in fusing and any(
+                shifted(uses, fusing, v, depth - 1) for v in e.outvars):  # fmt: skip
+            return True
+    return False

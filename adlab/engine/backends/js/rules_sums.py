@@ -32,9 +32,10 @@ def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
 
 def _sum_all(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     """A sum of every element, in one loop with what is fused into it."""
-    a, o = ins[0], out(prog, eqn)
+    a = ins[0]
     if a.fused is None:
         return _reduce_sum(prog, eqn, [a])
+    o = out(prog, eqn)
 
     s = prog.temp("s")
 
