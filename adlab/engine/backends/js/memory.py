@@ -3,8 +3,8 @@
 The emitted program allocates its buffers once, when it is loaded, and every call
 writes them all (``emit``; a buffer whose values are done with is taken again by a
 later value of its size, ``reuse``, and counted once): so a call holds all of them at
-once, plus the typed arrays its driver (``runtime.js``) makes per call: the Jacobian a JVP per column
-or a VJP per row fills, the stencil's values of finite differences. That sum is
+once, plus the typed arrays its driver (``runtime.js``) makes per call: the Jacobian a
+JVP per column or a VJP per row fills, the stencil's values of finite differences. That sum is
 the peak; the arguments and the constants, held before the call, are not in it.
 A reverse-mode program's tape is the buffers its forward equations write and its
 backward ones read (``code.Buffers``). Nothing is asked of the runtime: the
