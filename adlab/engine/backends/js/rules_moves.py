@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .code import Code, Ix, Val
-from .rules import FUSES, block, copy_from, nest, offset, out, read, rule, strides
+from .rules import FUSES, block, copy_from, nest, offset, out, read, rule, shaped, strides
 
 
 def view(prog: Code, eqn: Any, a: Val, at: Callable[[Ix], tuple[list[str], str]],
@@ -70,9 +70,12 @@ def _broadcast(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a = ins[0]
     if a.size == 1 and a.fused is None:  # a scalar everywhere
         return view(prog, eqn, a, lambda ix: ([], a.at("0")))
+    dims, aval = eqn.params["broadcast_dimensions"], eqn.outvars[0].aval
+    if math.prod(aval.shape) == a.size and list(dims) == sorted(dims):  # size-1 axes added:
+        return [shaped(prog, a, tuple(aval.shape), aval.dtype)]  # the same bytes
     a = prog.materialize(a)
     o = out(prog, eqn)
-    dims, st = eqn.params["broadcast_dimensions"], strides(a.shape)
+    st = strides(a.shape)
     terms = [(f"c{d}", st[k] if a.shape[k] != 1 else 0) for k, d in enumerate(dims)]
     copy_from(prog, o, a, terms)
     return [o]
