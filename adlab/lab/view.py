@@ -35,6 +35,7 @@ from .choices import (
 from .code_editor import CodeEditor
 from .compared import Compared
 from .liveplot import LivePlot
+from .options import delegate_options
 from .page_runner import PageRunner, describe
 from .panel import controls
 from .state import LabState
@@ -373,33 +374,4 @@ def _error_html(text: str) -> str:
     return f"<pre>{html.escape(text)}</pre>" if text else ""
 
 
-def _delegate(name: str, doc: str) -> property:
-    def get(self: Lab) -> Any:
-        return getattr(self.state, name)
-
-    def set_(self: Lab, value: Any) -> None:
-        setattr(self.state, name, value)
-
-    return property(get, set_, doc=doc)
-
-
-for _name, _doc in {
-    "n": "The largest size of the sweep, and the n of the step-size curves.",
-    "modes": "The modes to measure: any of forward, reverse, numeric, complex-step, hessian, hvp.",
-    "compositions": "How hessian and hvp nest two modes: any of forward-over-reverse, "
-    "reverse-over-forward, reverse-over-reverse, forward-over-forward, numeric, complex-step.",
-    "sparse": '"dense", "sparse" (forward, reverse and Hessian from their sparsity pattern, '
-    'on JAX) or "both".',
-    "frameworks": "The frameworks to run them on: any of jax, numpy, torch, tensorflow, autograd.",
-    "scheme": "The finite-difference scheme of numeric.",
-    "jit": "None: each framework as its users run it (JAX jitted, the others eager); "
-    "True: each framework's compiler; False: all eagerly.",
-    "precision": '"float64" or "float32".',
-    "device": "TF.js's backend for the TF.js series: cpu, wasm or webgl.",
-    "jaxjs_device": "jax-js's backend for the jax-js series: wasm, cpu, webgl or webgpu.",
-    "checkpoints": 'Reverse mode once per choice, for a model with loops: "false", "true", '
-    '"sqrt" (checkpointing: less memory, more time).',
-    "show_compile": "Whether the time plot shows compile times.",
-    "model_name": "The model being edited (the dropdown).",
-}.items():
-    setattr(Lab, _name, _delegate(_name, _doc))
+delegate_options(Lab)
