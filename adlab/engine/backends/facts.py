@@ -282,11 +282,14 @@ FACTS: dict[str, Facts] = {
         # on wasm computes sin, cos, exp and log to float32's accuracy (cpu: Math's)
         precisions=("float32", "float64"), devices=("wasm", "cpu", "webgl", "webgpu"),
         float32_devices=("webgl", "webgpu"),
-        why_no_nesting=("jax-js takes the first derivative only here (its grad or jvp of "
-                        "f, translated from JAX's program), and adlab does not hand a "
-                        "composition of modes to jax-js's own nesting (jvp of grad) yet; "
-                        "backend='js' runs the whole nesting in JavaScript (JAX's program of "
-                        "it, emitted), in Node or the Lab's page"),
+        # a composition is jax-js's own nesting of its transforms over the translated f
+        # (jvp of grad, vjp of grad, grad of jvp, jvp of n jvps); a Hessian is n products
+        nests=NESTED,
+        why_not_nested=_frozen({
+            "numeric": ("differences of jax-js's gradient are not offered as a second "
+                        "derivative here; use a nested scheme, which jax-js runs exactly"),
+            "complex-step": ("adlab's translation to jax-js carries no imaginary part: no "
+                             "complex step in jax-js")}),
         takes=_frozen({"reverse": "jax-js's grad (reverse)", "forward": "jax-js's jvp (forward)"}),
         why_no_checkpoint="adlab translates its loops to JavaScript loops, without "
         "recomputation",

@@ -343,7 +343,9 @@ def hessian(spec: Spec) -> Built:
     c = _composition(spec.scheme, hvp=False, backend=spec.backend)
     _memory.check(n * n * np.dtype(spec.dtype).itemsize, f"the Hessian ({n} x {n})")
     p = _primitives(spec)
-    return Built(c.hessian(spec, p), f_evals=c.passes(n, False), note=NOTES.get(c.name),
+    own = getattr(p.impl, "nested", None)  # a framework nesting its own transforms (jax-js)
+    fn, passes = own(spec, c.name, n, False) if own else (c.hessian(spec, p), c.passes(n, False))
+    return Built(fn, f_evals=passes, note=NOTES.get(c.name),
                  reverse_of=_reverse_part(c.name, spec, p, hvp=False))  # fmt: skip
 
 
@@ -361,6 +363,8 @@ def _hvp(spec: Spec, with_gradient: bool) -> Built:
         return product(*a[: i + 1], *a[i + 2 :], a[i + 1])
 
     passes = c.passes(n, True) + (c.gradient_passes if with_gradient else 0)
+    if hasattr(p.impl, "nested"):  # jax-js: its own program takes v after x as spec.f does
+        fn, passes = p.impl.nested(spec, c.name, n, True, with_gradient)
     return Built(fn, f_evals=passes, note=NOTES.get(c.name),
                  reverse_of=_reverse_part(c.name, spec, p, hvp=True))  # fmt: skip
 

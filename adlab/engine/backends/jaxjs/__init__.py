@@ -11,6 +11,9 @@ own transforms then differentiate that program:
 - ``forward``: jax-js's ``jvp``, one pass per input (as g9jax takes G9's gradients);
 - ``numeric``: finite differences on the translated f (forward, central, Richardson,
   and G9.js's ``gradient``: ``scheme="g9"``).
+- ``hessian``, ``hvp``: jax-js's own nesting of those transforms (``nested``): its ``jvp``
+  of its ``grad``, ``vjp`` of ``grad``, ``grad`` of ``jvp``, ``jvp`` of n ``jvp``s; a
+  Hessian is n products along e_i.
 
 ``jit=True`` runs the driver's work under jax-js's ``jit`` (kernel fusion; its loops,
 JavaScript loops, are traced and unrolled: ``rules_loops``). Precision: float64 or
@@ -105,6 +108,22 @@ class JaxjsBackend(JsBackend):
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         return tupled(self._fn(f, wrt, "columns" if forward else "rows", jit=jit), wrt)
+
+    def nested(self, spec: Any, scheme: str, n: int, hvp: bool,
+               with_gradient: bool = False) -> tuple[Callable, int]:  # fmt: skip
+        """(program, passes) of a second derivative by jax-js's own nesting of its transforms
+        (``runtime_jaxjs.js``'s ``nested``): a Hessian is n products, H e_i (``hessian``), an
+        HVP's v the argument after x. Passes: one per product (grad of jvp with the gradient:
+        one more); forward-over-forward's inner gradient takes n jvps."""
+        i = spec.indices[0]
+        driver, options = ("hvp", {"with_gradient": with_gradient}) if hvp else ("hessian", {})
+        fn = self.on_device(spec.device)._fn(spec.f, i, driver, spec.files,
+                                             {"scheme": scheme, **options},
+                                             with_error=with_gradient,  # (gradient, HVP)
+                                             jit=spec.jit)  # fmt: skip
+        each = n if scheme == "forward-over-forward" else 1
+        extra = with_gradient and scheme == "reverse-over-forward"
+        return fn, (each + extra if hvp else n * each)
 
     def general(self, fn: Callable, jit: bool) -> Callable:
         return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once", jit=jit)

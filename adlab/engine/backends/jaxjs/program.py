@@ -28,7 +28,8 @@ from .translate import translate
 
 #: the drivers of ``runtime_jaxjs.js``, by JsFunction's driver names
 DRIVERS = {"once": "jaxjs_once", "grad": "jaxjs_grad", "rows": "jaxjs_rows",
-           "columns": "jaxjs_columns", "numeric": "jaxjs_numeric", "g9": "jaxjs_g9"}  # fmt: skip
+           "columns": "jaxjs_columns", "numeric": "jaxjs_numeric", "g9": "jaxjs_g9",
+           "hvp": "jaxjs_hvp", "hessian": "jaxjs_hessian"}  # fmt: skip
 
 
 def precision_of(leaves: list[np.ndarray]) -> str:
@@ -103,11 +104,15 @@ class JaxjsFunction(JsFunction):
         x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
         x_shape = leaves[x_slot].shape
         source, consts, out_shape, precision = translated(self.f, args, self.files, self.jit)
+        if self.driver == "hessian":  # n rows of x's shape: JsFunction shapes it (n, n)
+            out_shape = x_shape
         driver = {"kind": DRIVERS[self.driver], "x": x_slot, "n": math.prod(x_shape),
                   "m": math.prod(out_shape), "out_shape": list(out_shape),
                   "precision": precision, **self.options}  # fmt: skip
         if self.step is not None:
             driver["step"] = len(leaves)
+        if self.driver == "hvp":  # v, which f ignores, is the argument after x
+            driver["v"] = len(jax.tree_util.tree_leaves(args[: self.wrt + 1]))
         always = len(jax.tree_util.tree_leaves(args[0]))  # f's first argument: new each call
         loaded = JaxjsLoaded(source, consts, driver, len(leaves), device=self.device,
                              jit=self.jit, shapes=[list(a.shape) for a in leaves],

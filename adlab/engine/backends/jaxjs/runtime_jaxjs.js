@@ -12,6 +12,9 @@
 //   jaxjs_columns  forward mode: one jvp (tangent e_j) per input (g9jax's way);
 //   jaxjs_numeric  finite differences on f (runtime.js's), x held in f's precision;
 //   jaxjs_g9       G9.js's gradient (runtime.js's) on f.
+//   jaxjs_hvp      the Hessian times v, by jax-js's own nesting of its transforms (d.scheme:
+//                  jvp of grad, vjp of grad, grad of jvp, or jvp of the forward gradient);
+//   jaxjs_hessian  n of those products, along e_1..e_n: the Hessian row by row.
 // Arrays come and go as runtime.js's Float64Arrays. A call leaves jax-js's memory as it
 // found it: the arrays a call makes are disposed by its end (memory() counts them).
 "use strict";
@@ -83,6 +86,56 @@
     return fn(...t)[0];
   };
 
+  // f of x alone, t's other arguments bound: a nested transform may call it more than
+  // once (the forward gradient: n times), so each call takes new references; t is the
+  // caller's to dispose
+  const bound = (fn, d, t) => (x) => fn(...t.map((a, k) => (k === d.x ? x : a.ref)))[0];
+
+  // (gradient, Hessian times v) at x by `scheme`, jax-js's transforms nested; x and v owned.
+  // Grad of jvp does not pass the gradient: it is taken apart where `gradient` asks (else null)
+  function nested(scheme, fx, x, v, gradient) {
+    if (scheme === "forward-over-reverse") return jax.jvp(jax.grad(fx), [x], [v]);
+    if (scheme === "reverse-over-reverse") {
+      const [g, back] = jax.vjp(jax.grad(fx), [x]);
+      const [hv] = back(v);
+      back.dispose();
+      return [g, hv];
+    }
+    if (scheme === "reverse-over-forward") { // the gradient of f's derivative along v
+      const along = (y) => {
+        const [y0, dy] = jax.jvp(fx, [y], [v.ref]);
+        y0.dispose();
+        return dy;
+      };
+      const hv = jax.grad(along)(x.ref);
+      v.dispose();
+      if (gradient) return [jax.grad(fx)(x), hv];
+      x.dispose();
+      return [null, hv];
+    }
+    if (scheme === "forward-over-forward") { // jvp of the gradient of n jvps, one per e_j
+      const n = x.size;
+      const units = Array.from({ length: n }, (_, j) => {
+        const e = new Float64Array(n);
+        e[j] = 1;
+        return array(e, x.shape, x.dtype, x.device);
+      });
+      const forwardGrad = (y) => {
+        const cols = units.map((e) => {
+          const [y0, dy] = jax.jvp(fx, [y.ref], [e.ref]);
+          y0.dispose();
+          return np.reshape(dy, [1]);
+        });
+        y.dispose();
+        return np.reshape(np.concatenate(cols), x.shape);
+      };
+      const out = jax.jvp(forwardGrad, [x], [v]);
+      units.forEach((e) => e.dispose());
+      return out;
+    }
+    throw new Error(`jax-js nests no composition ${scheme} here`);
+  }
+
   // The driver's work, a function of arrays (f's arguments; a unit direction after them
   // for rows and columns), under jit where asked. Each takes ownership of its arguments.
   function works(fn, d, jit) {
@@ -103,7 +156,17 @@
       y.dispose();
       return dy;
     };
-    const kinds = { jaxjs_once: once, jaxjs_numeric: once, jaxjs_g9: once, jaxjs_grad: grad,
+    const second = (...t) => { // f's arguments, then v: [HVP], or [gradient, HVP]
+      const v = t.pop();
+      const x = t[n];
+      const [g, hv] = nested(d.scheme, bound(fn, d, t), x, v, Boolean(d.with_gradient));
+      t.forEach((a, k) => k !== n && a.dispose());
+      if (d.with_gradient) return [g, hv];
+      if (g) g.dispose(); // a jitted function returns arrays only
+      return [hv];
+    };
+    const kinds = { jaxjs_hvp: second, jaxjs_hessian: second, jaxjs_once: once,
+                    jaxjs_numeric: once, jaxjs_g9: once, jaxjs_grad: grad,
                     jaxjs_rows: row, jaxjs_columns: column };
     const work = kinds[d.kind];
     return jit ? jax.jit(work) : work;
@@ -151,6 +214,27 @@
       t[d.x] = xArray(p);
       const dy = read(p.jaxjs.work(...t, unit(p, j, d.n, shape)));
       for (let i = 0; i < d.m; i++) out[i * d.n + j] = dy[i];
+    }
+    return [out];
+  }
+
+  // the Hessian times v (v: f's argument d.v, which f ignores); with d.with_gradient the
+  // gradient first
+  function hvp(p, d) {
+    const t = args(p);
+    t[d.x] = xArray(p);
+    return p.jaxjs.work(...t, t[d.v].ref).map(read);
+  }
+
+  // the Hessian as n products along e_i: row i is H e_i (H is symmetric)
+  function hessian(p, d) {
+    const out = new Float64Array(d.n * d.n);
+    const shape = p.jaxjs.shapes[d.x];
+    for (let i = 0; i < d.n; i++) {
+      const t = args(p);
+      t[d.x] = xArray(p);
+      const [hv] = p.jaxjs.work(...t, unit(p, i, d.n, shape));
+      out.set(read(hv), i * d.n);
     }
     return [out];
   }
@@ -215,6 +299,7 @@
     if (!("jaxjs_once" in host.DRIVERS)) {
       Object.assign(host.DRIVERS, {
         jaxjs_once: once, jaxjs_grad: grad, jaxjs_rows: rows, jaxjs_columns: columns,
+        jaxjs_hvp: hvp, jaxjs_hessian: hessian,
         jaxjs_numeric: (p, d) => host.numeric(plain(p, d), d),
         jaxjs_g9: (p, d) => host.g9(plain(p, d), d),
       });
