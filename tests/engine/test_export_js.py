@@ -142,3 +142,6 @@ def test_complex_step_and_an_untranslated_operation_are_refused_at_export():
     with pytest.raises(adlab.ModelError, match="'sort'.*no JavaScript translation") as e:
         adlab.export_js(model, n=4)
     assert e.value.lineno == 5 and "np.sort(x)" in e.value.line
+    # the advice is an export's: no other backend to try in a web page
+    assert "cannot export this model as JavaScript" in str(e.value)
+    assert "still differentiate it there" in e.value.hint

@@ -58,6 +58,9 @@ class Walker:
     #: what it translates, in words; where else the model runs
     covers = ""
     elsewhere = "backend='jax'"
+    #: what the refusal stops, and what else to do (an export has no other backend to try)
+    stops = "backend={backend!r} cannot run this model"
+    instead = "or run it on another backend, e.g. {elsewhere}"
 
     def __init__(self, files: frozenset[str]) -> None:
         self.files = files
@@ -169,11 +172,11 @@ class Walker:
         detail = f" ({why})" if why else ""
         return ModelError(
             f"the operation {name!r} (JAX's primitive){detail} has no {self.label} "
-            f"translation in adlab yet, so backend={self.backend!r} cannot run this model",
+            f"translation in adlab yet, so {self.stops.format(backend=self.backend)}",
             lineno=lineno, line=source_line(*where) if where else None,
             hint=(f"write {'line ' + str(lineno) if lineno else 'f'} with operations "
-                  f"{self.backend} translates ({self.covers}), or run it on another "
-                  f"backend, e.g. {self.elsewhere}"),
+                  f"{self.backend} translates ({self.covers}), "
+                  f"{self.instead.format(elsewhere=self.elsewhere)}"),
         )  # fmt: skip
 
 

@@ -50,6 +50,10 @@ class Commented(Program):
     (where it changes): ``// line 7: heading = np.cumsum(theta)``, and ``(backward)``
     in the equations that read the cotangent (JAX names the forward line they undo)."""
 
+    stops = "adlab cannot export this model as JavaScript"
+    instead = ("or leave it to Python: backend='jax' and the other frameworks still "
+               "differentiate it there")  # fmt: skip
+
     def __init__(self, files: frozenset[str]) -> None:
         super().__init__(files)
         self._said: Any = None  # the (line, backward) of the last comment written
