@@ -85,3 +85,13 @@ def test_levels_name_jaxjs_transforms_and_a_refused_composition_names_itself():
         adlab.hvp(model, x, v, *data, scheme="numeric", backend="jaxjs")
     with pytest.raises(ValueError, match="complex-step.*imaginary part"):
         adlab.hessian(model, x, *data, scheme="complex-step", backend="jaxjs")
+
+
+def test_the_gradient_over_the_hvp_is_divided_on_the_host():
+    """GradBench kmeans's ``dir`` (``prepare_hvp(..., divided=True)``): jax-js's pair comes
+    back from Node and is divided in Python, not traced by JAX."""
+    model, (x, *data), v, ref = point("logistic_regression")
+    grad = adlab.derivative(model, x, *data)
+    p = adlab.prepare_hvp(model, x, v, *data, scheme="reverse-over-reverse", backend="jaxjs",
+                          divided=True, precision="float32")  # fmt: skip
+    assert _rel(p(*p.inputs), grad / (ref @ v)) < 1e-4

@@ -392,4 +392,7 @@ def gradient_over_hvp(spec: Spec) -> Built:
     and dividing there cost ~40 us beside kmeans's ~100 us program (JAX, k=10, n=1000)."""
     built = _hvp(spec, with_gradient=True)
     pair = built.fn
-    return replace(built, fn=lambda *a: (lambda g, hv: g / hv)(*pair(*a)))
+    divided = lambda *a: (lambda g, hv: g / hv)(*pair(*a))  # noqa: E731
+    if getattr(pair, "in_node", False):  # run by a framework in Node (jax-js): divided here
+        divided.in_node, divided.js = True, getattr(pair, "js", pair)  # type: ignore[attr-defined]
+    return replace(built, fn=divided)
