@@ -26,6 +26,8 @@ a plotting library: the figures are in ``adlab.plots.figures``.
 - JavaScript and TF.js (``browser.py``, questions 1 and 5 in the askers' runtime):
   ``asker_table``, ``question_1_crossovers``, ``javascript_agreement``, ``devices_table``,
   ``tidy_check``.
+- ``frame_page`` (``export_page.py``): the exported gradient in a page of its own (no adlab),
+  timed in that page's frame in headless Chromium where it is here.
 """
 
 from .._format import human_bytes as human_bytes
@@ -44,6 +46,8 @@ from .browser import tidy_check as tidy_check
 from .costs import bound_table as bound_table
 from .costs import cheapest_table as cheapest_table
 from .costs import costs_table as costs_table
+from .export_page import FramePage as FramePage
+from .export_page import frame_page as frame_page
 from .frameworks import available as available
 from .frameworks import compiled_table as compiled_table
 from .frameworks import float32_check as float32_check
