@@ -53,6 +53,7 @@ import numpy as np
 
 from ..backends import DEFAULT, FACTS, Backend, get_backend
 from ..backends.inner_grad import make as inner_gradient
+from ..backends.js import then_on_host
 from ..programs import memory as _memory
 from ._registry import Built, Spec, get_rule, register
 
@@ -391,8 +392,5 @@ def gradient_over_hvp(spec: Spec) -> Built:
     (GradBench kmeans's ``dir``). Divided in the program: taking the pair to the host
     and dividing there cost ~40 us beside kmeans's ~100 us program (JAX, k=10, n=1000)."""
     built = _hvp(spec, with_gradient=True)
-    pair = built.fn
-    divided = lambda *a: (lambda g, hv: g / hv)(*pair(*a))  # noqa: E731
-    if getattr(pair, "in_node", False):  # run by a framework in Node (jax-js): divided here
-        divided.in_node, divided.js = True, getattr(pair, "js", pair)  # type: ignore[attr-defined]
-    return replace(built, fn=divided)
+    # a framework's pair from Node (jax-js, TF.js) is divided in Python, not traced by JAX
+    return replace(built, fn=then_on_host(built.fn, lambda pair: pair[0] / pair[1]))

@@ -76,6 +76,13 @@ def in_node(fn: Callable, js: JsFunction | None = None) -> Callable:
     return fn
 
 
+def then_on_host(fn: Callable, then: Callable) -> Callable:
+    """``then(fn(*a))``, ``then`` run in Python on what ``fn`` returns: where ``fn`` runs in
+    JavaScript, so is this said to (JAX would trace it else), its program still ``fn``'s."""
+    out = lambda *a: then(fn(*a))  # noqa: E731
+    return in_node(out, getattr(fn, "js", fn)) if getattr(fn, "in_node", False) else out
+
+
 class JsBackend(Backend):
     name = "js"
     ad = ("reverse", "forward")
