@@ -79,6 +79,14 @@ def _scalar_error(model: Model, exc: NotScalar) -> ModelError:
                       "use derivative() for the Jacobian of a vector f")  # fmt: skip
 
 
+def _precision(precision: str | None, backend: str) -> str:
+    """The precision asked for; None: float64, or the framework's one (TF.js: float32)."""
+    if precision is not None:
+        return precision
+    offered = facts_of(backend).precisions
+    return "float64" if "float64" in offered else offered[0]
+
+
 def with_direction(model: Model, i: int, backend: str = DEFAULT, precision: str = "float64"
                    ) -> Model:  # fmt: skip
     """``model`` whose f takes an HVP's v right after argument i, and ignores it."""
@@ -93,7 +101,7 @@ def prepare_hessian(
     scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
     jit: bool | None = None,
-    precision: Precision = "float64",
+    precision: Precision | None = None,
     backend: Backend = DEFAULT,
     sparse: bool = False,
     step: Any = None,
@@ -114,6 +122,7 @@ def prepare_hessian(
         (3, 3)
     """
     model = _model(f_or_model)
+    precision = _precision(precision, backend)
     scheme = _composition(scheme, mode)
     _check("hessian", scheme, backend)
     i = _index(model, wrt, 1 + len(args))
@@ -137,7 +146,7 @@ def prepare_hvp(
     scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
     jit: bool | None = None,
-    precision: Precision = "float64",
+    precision: Precision | None = None,
     backend: Backend = DEFAULT,
     with_gradient: bool = False,
     divided: bool = False,
@@ -161,6 +170,7 @@ def prepare_hvp(
         (3,)
     """
     model = _model(f_or_model)
+    precision = _precision(precision, backend)
     scheme = _composition(scheme, mode)
     _check("hvp", scheme, backend)
     if scheme == "complex-step":
@@ -216,7 +226,7 @@ def hessian(
     *args: Any,
     scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
-    precision: Precision = "float64",
+    precision: Precision | None = None,
     jit: bool | None = None,
     backend: Backend = DEFAULT,
     sparse: bool = False,
@@ -273,7 +283,7 @@ def hvp(
     *args: Any,
     scheme: Composition = DEFAULT_COMPOSITION,
     wrt: int | None = None,
-    precision: Precision = "float64",
+    precision: Precision | None = None,
     jit: bool | None = None,
     backend: Backend = DEFAULT,
     full_output: bool = False,

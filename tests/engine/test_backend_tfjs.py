@@ -213,6 +213,7 @@ def test_a_page_gets_the_files_by_the_names_the_runtimes_require():
     modules = page_modules()
     folder = ROOT / "adlab" / "engine" / "backends"
     asked = {"../tfjs/runtime_tfjs": folder / "js" / "runtime.js",
+             "./runtime_tfjs_nested": folder / "tfjs" / "runtime_tfjs.js",
              "static/tfjs.min": folder / "tfjs" / "runtime_tfjs.js"}  # fmt: skip
     for name, by in asked.items():
         assert f'require("{"./" if name.startswith("static") else ""}{name}.js")' in by.read_text()

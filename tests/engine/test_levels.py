@@ -44,6 +44,8 @@ def test_a_second_derivative_names_its_outer_and_inner_framework():
     assert levels("jax", "hessian", "forward-over-reverse") == (
         "outer: JAX's jvp (forward); inner: JAX's grad (reverse)")  # fmt: skip
     assert levels("tfjs", "hessian", "forward-over-reverse") is None  # refused there
+    assert levels("tfjs", "hvp", "reverse-over-reverse") == (  # tf.grad of tf.grad
+        "outer: TF.js's tf.grad (reverse); inner: TF.js's tf.grad (reverse)")  # fmt: skip
     assert levels("jaxjs", "hvp", "reverse-over-forward") == (  # jax-js's own nesting
         "outer: jax-js's grad (reverse); inner: jax-js's jvp (forward)")  # fmt: skip
     got = levels("js", "hvp", "reverse-over-forward")
@@ -65,10 +67,11 @@ def test_a_record_says_tfjs_takes_the_outer_level_and_jax_the_inner():
 
 def test_a_refused_nesting_says_what_runs_where_and_what_to_use():
     m = adlab.Model.from_source(OWN_GRAD, name="own_grad")
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError) as info:  # forward-over-reverse: TF.js has no forward
         adlab.hessian(m, *m.setup(3), backend="tfjs")
     text = str(info.value)
-    assert "first derivative only here" in text and "backend='js'" in text, text
+    assert "no forward mode" in text and "backend='js'" in text, text
+    assert "runs 'reverse-over-reverse'" in text, text
 
 
 def test_the_tutorials_table_splits_outer_from_inner():

@@ -262,10 +262,19 @@ FACTS: dict[str, Facts] = {
         how_eager="tf.grad (a tape), eager", marker="star", dash="dotted", traced=True,
         g9=True, profile_refusal="adlab does not read TF.js's profiler yet",
         precisions=("float32",), devices=("cpu", "wasm", "webgl"),
-        why_no_nesting=("TF.js takes the first derivative only here (tf.grad of f, "
-                        "translated from JAX's program), and adlab does not nest tf.grad in "
-                        "tf.grad yet; backend='js' runs the whole nesting in JavaScript (JAX's "
-                        "program of it, emitted), in Node or the Lab's page"),
+        # reverse-over-reverse: TF.js's own tf.grad of tf.grad over the translated f; a
+        # Hessian is n products. The other compositions need forward mode, which TF.js lacks
+        nests=("reverse-over-reverse",),
+        why_not_nested=_frozen({
+            **{c: ("TF.js has no forward mode (tf.grad is reverse only), so it nests "
+                   "reverse-over-reverse alone; backend='jaxjs' (jax-js's own transforms) or "
+                   "backend='js' (JAX's program of the nesting, emitted) runs this one in "
+                   "JavaScript") for c in NESTED if c != "reverse-over-reverse"},
+            "numeric": ("differences of TF.js's gradient are not offered as a second "
+                        "derivative here; use 'reverse-over-reverse', which TF.js runs "
+                        "exactly"),
+            "complex-step": ("neither TF.js's gradients nor adlab's translation carry an "
+                             "imaginary part: no complex step in TF.js")}),
         takes=_frozen({"reverse": "TF.js's tf.grad (reverse)"}),
         why_no_checkpoint="adlab translates its loops to TF.js, without recomputation",
     ),

@@ -40,9 +40,10 @@ def levels(backend: str, mode: str, scheme: str | None = None, inner: str = "rev
     """  # noqa: E501
     facts = facts_of(backend)
     if mode in SECOND_ORDER:
-        if not facts.nests:  # refused there (``why_no_nesting``): no levels to name
+        scheme = scheme or "forward-over-reverse"
+        if scheme not in facts.nests:  # refused there (``why_not_nested``): no levels to name
             return None
-        outer, _, under = (scheme or "forward-over-reverse").partition("-over-")
+        outer, _, under = scheme.partition("-over-")
         if not under:  # numeric, complex-step: of the reverse gradient
             return f"outer: {_inexact(scheme)} of the gradient; inner: {takes(backend, 'reverse')}"
         if backend == JAVASCRIPT:  # JAX's program of the whole nesting, emitted as one

@@ -33,6 +33,7 @@ from typing import Any
 from ..base import Program
 from ..facts import FACTS
 from ..js import JsBackend, one_argument, tupled
+from ..js.nesting import nested
 from ..js.node import node
 from .program import JaxjsFunction
 
@@ -112,18 +113,9 @@ class JaxjsBackend(JsBackend):
     def nested(self, spec: Any, scheme: str, n: int, hvp: bool,
                with_gradient: bool = False) -> tuple[Callable, int]:  # fmt: skip
         """(program, passes) of a second derivative by jax-js's own nesting of its transforms
-        (``runtime_jaxjs.js``'s ``nested``): a Hessian is n products, H e_i (``hessian``), an
-        HVP's v the argument after x. Passes: one per product (grad of jvp with the gradient:
-        one more); forward-over-forward's inner gradient takes n jvps."""
-        i = spec.indices[0]
-        driver, options = ("hvp", {"with_gradient": with_gradient}) if hvp else ("hessian", {})
-        fn = self.on_device(spec.device)._fn(spec.f, i, driver, spec.files,
-                                             {"scheme": scheme, **options},
-                                             with_error=with_gradient,  # (gradient, HVP)
-                                             jit=spec.jit)  # fmt: skip
-        each = n if scheme == "forward-over-forward" else 1
-        extra = with_gradient and scheme == "reverse-over-forward"
-        return fn, (each + extra if hvp else n * each)
+        (``runtime_jaxjs.js``'s ``nested``; ``js.nesting``): a Hessian is n products, H e_i,
+        an HVP's v the argument after x."""
+        return nested(self, spec, scheme, n, hvp, with_gradient, jit=spec.jit)
 
     def general(self, fn: Callable, jit: bool) -> Callable:
         return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once", jit=jit)

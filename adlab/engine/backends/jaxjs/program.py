@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from ...model.precision import precision_scope
+from ..js.nesting import second_driver
 from ..js.node import encode
 from ..js.program import JsFunction, Loaded, files_of
 from ..js.transport import current
@@ -104,15 +105,12 @@ class JaxjsFunction(JsFunction):
         x_slot = len(jax.tree_util.tree_leaves(args[: self.wrt]))
         x_shape = leaves[x_slot].shape
         source, consts, out_shape, precision = translated(self.f, args, self.files, self.jit)
-        if self.driver == "hessian":  # n rows of x's shape: JsFunction shapes it (n, n)
-            out_shape = x_shape
+        out_shape, second = second_driver(self.driver, args, self.wrt, x_shape, out_shape)
         driver = {"kind": DRIVERS[self.driver], "x": x_slot, "n": math.prod(x_shape),
                   "m": math.prod(out_shape), "out_shape": list(out_shape),
-                  "precision": precision, **self.options}  # fmt: skip
+                  "precision": precision, **self.options, **second}  # fmt: skip
         if self.step is not None:
             driver["step"] = len(leaves)
-        if self.driver == "hvp":  # v, which f ignores, is the argument after x
-            driver["v"] = len(jax.tree_util.tree_leaves(args[: self.wrt + 1]))
         always = len(jax.tree_util.tree_leaves(args[0]))  # f's first argument: new each call
         loaded = JaxjsLoaded(source, consts, driver, len(leaves), device=self.device,
                              jit=self.jit, shapes=[list(a.shape) for a in leaves],

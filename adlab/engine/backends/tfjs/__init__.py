@@ -15,7 +15,10 @@ bundled TF.js (``static/tfjs.min.js``) on its first TF.js program
   ``ModelError`` at the model's line, before ``tf.grad`` runs (and a gradient TF.js
   refuses that no rule foresaw is named there too);
 - ``numeric``: finite differences on the translated f (forward, central,
-  Richardson, and G9.js's ``gradient``: ``scheme="g9"``).
+  Richardson, and G9.js's ``gradient``: ``scheme="g9"``);
+- ``hessian``, ``hvp``: reverse-over-reverse, TF.js's own nesting (``nested``):
+  ``tf.grad`` of the gradient's component along v; a Hessian is n products along e_i.
+  The other compositions need forward mode, which TF.js lacks: refused.
 
 Forward mode and complex step are refused: TF.js has no forward mode, and no
 complex AD. TF.js computes in float32: a call that names no precision runs in
@@ -34,6 +37,7 @@ import numpy as np
 
 from ..base import Program
 from ..js import JsBackend, one_argument, tupled
+from ..js.nesting import nested
 from ..js.node import node
 from .program import TfjsFunction
 
@@ -50,11 +54,14 @@ VERSION = "4.22.0"
 
 def page_modules() -> dict[str, str]:
     """The files a page's runtime needs for TF.js, by the name ``runtime.js`` and
-    ``runtime_tfjs.js`` require them: the runtime and the bundle (1.8 MB)."""
+    ``runtime_tfjs.js`` require them: the runtime, its second-order drivers and the bundle
+    (1.8 MB)."""
     folder = resources.files(__name__)
+    read = lambda *path: folder.joinpath(*path).read_text(encoding="utf-8")  # noqa: E731
     return {
-        "../tfjs/runtime_tfjs": folder.joinpath("runtime_tfjs.js").read_text(encoding="utf-8"),
-        "static/tfjs.min": folder.joinpath("static", "tfjs.min.js").read_text(encoding="utf-8"),
+        "../tfjs/runtime_tfjs": read("runtime_tfjs.js"),
+        "./runtime_tfjs_nested": read("runtime_tfjs_nested.js"),
+        "static/tfjs.min": read("static", "tfjs.min.js"),
     }
 
 
@@ -110,6 +117,13 @@ class TfjsBackend(JsBackend):
             options: dict | None = None, with_error: bool = False) -> TfjsFunction:  # fmt: skip
         return TfjsFunction(f, one_argument(wrt, self.name), driver, files, options, with_error,
                             device=self.device)  # fmt: skip
+
+    def nested(self, spec: Any, scheme: str, n: int, hvp: bool,
+               with_gradient: bool = False) -> tuple[Callable, int]:  # fmt: skip
+        """(program, passes) of a second derivative by TF.js's own nesting of tf.grad in
+        tf.grad (``runtime_tfjs_nested.js``; ``js.nesting``): a Hessian is n products,
+        H e_i, an HVP's v the argument after x."""
+        return nested(self, spec, scheme, n, hvp, with_gradient)
 
     def differences_dtype(self, spec: Any) -> Any:
         """float32: TF.js holds x in it, so the step is float32's (the differences are

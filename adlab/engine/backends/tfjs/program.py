@@ -22,6 +22,7 @@ import numpy as np
 
 from ...._vocab import ModelError
 from ...model.precision import precision_scope
+from ..js.nesting import second_driver
 from ..js.node import encode
 from ..js.program import JsFunction, Loaded, files_of
 from ..js.transport import current
@@ -30,9 +31,10 @@ from .translate import Translation, translate
 
 #: the drivers of ``runtime_tfjs.js``, by JsFunction's driver names
 DRIVERS = {"once": "tfjs_once", "grad": "tfjs_grad", "rows": "tfjs_rows",
-           "numeric": "tfjs_numeric", "g9": "tfjs_g9"}  # fmt: skip
-#: the drivers that take TF.js's own derivative (tf.grad)
-REVERSE = ("grad", "rows")
+           "numeric": "tfjs_numeric", "g9": "tfjs_g9", "hvp": "tfjs_hvp",
+           "hessian": "tfjs_hessian"}  # fmt: skip
+#: the drivers that take TF.js's own derivative (tf.grad; tf.grad of tf.grad)
+REVERSE = ("grad", "rows", "hvp", "hessian")
 #: TF.js's tape refusing a kernel's gradient: none registered, or one of another dtype
 GRADIENT_REFUSED = re.compile(r"gradient function not found for (\w+)|"
                               r"Error in gradient for op (\w+)")  # fmt: skip
@@ -153,9 +155,10 @@ class TfjsFunction(JsFunction):
             refused = translation.undifferentiable(f"a{x_slot}")
             if refused is not None:
                 raise refused
+        out_shape, second = second_driver(self.driver, args, self.wrt, x_shape, out_shape)
         driver = {"kind": DRIVERS[self.driver], "x": x_slot, "n": math.prod(x_shape),
                   "m": math.prod(out_shape), "out_shape": list(out_shape),
-                  **self.options}  # fmt: skip
+                  **self.options, **second}  # fmt: skip
         if self.step is not None:
             driver["step"] = len(leaves)
         always = len(jax.tree_util.tree_leaves(args[0]))  # f's first argument: new each call

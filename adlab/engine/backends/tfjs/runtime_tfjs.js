@@ -9,7 +9,8 @@
 //   tfjs_grad     tf.grad of f: TF.js's own reverse mode;
 //   tfjs_rows     the Jacobian of a vector f, one tf.grad (with dy = e_i) per row;
 //   tfjs_numeric  finite differences on f, x held in float32 as TF.js holds it;
-//   tfjs_g9       G9.js's gradient (runtime.js's g9, line for line) on f.
+//   tfjs_g9       G9.js's gradient (runtime.js's g9, line for line) on f;
+//   tfjs_hvp, tfjs_hessian  tf.grad of tf.grad (runtime_tfjs_nested.js).
 // Arrays come and go as runtime.js's Float64Arrays; TF.js computes in float32.
 "use strict";
 
@@ -261,6 +262,7 @@
       Object.assign(host.DRIVERS, {
         tfjs_once: once, tfjs_grad: grad, tfjs_rows: rows, tfjs_numeric: numeric,
         tfjs_g9: (p, d) => g9(p, d, host.g9Gradient),
+        ...require("./runtime_tfjs_nested.js")(tf, { use, args, fOfX, gradOrZero, typed, read }),
       });
     }
     const device = msg.device || "cpu";
