@@ -31,6 +31,7 @@ import numpy as np
 from .._vocab import ModelError
 from ..catalog.gradbench import gradbench_eval
 from ..engine.backends import get_backend
+from ..engine.backends.js.node import answers_within
 from ..engine.modes import get_rule
 from ..engine.programs.memory import SizeError
 from ..measure.timing import timed_runs
@@ -84,8 +85,14 @@ class Tool:
         """The response to one message (never raises for a bad message)."""
         response: dict[str, Any] = {"id": message.get("id")}
         kind = message.get("kind")
+        # one call in Node past --max-seconds (jax-js or TF.js, op by op) stops it there
+        why = (f" (the tool's --max-seconds {self.options.max_seconds:g} for one call of the "
+               f"framework in Node: run the tool with --backend js, the program itself "
+               f"emitted, or --backend jax, or allow it with a larger --max-seconds)")  # fmt: skip
         try:
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, answers_within(
+                self.options.max_seconds, why
+            ):
                 warnings.simplefilter("always")  # shown on stderr, never a failed answer
                 self._respond(kind, message, response)
         except Exception as exc:  # one bad input must not end the session

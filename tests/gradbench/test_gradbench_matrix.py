@@ -102,3 +102,15 @@ def test_an_outer_mode_the_framework_lacks_is_refused_for_that_not_for_its_time(
     assert "particle's ff (forward over forward)" in r["error"]
     assert "needs forward-mode AD, which backend='tfjs' does not have" in r["error"]
     assert "--max-seconds" not in r["error"]
+
+
+def test_a_call_in_node_past_max_seconds_is_stopped_saying_what_to_do():
+    """jax-js runs op by op in Node: one call past --max-seconds stops Node there (the
+    session answers, refused with the limit and what to do), never a session past its time."""
+    case = golden("llsq")[1]
+    tool = Tool(Options(mode="reverse", backend="jaxjs", max_seconds=0.01))
+    r = respond(tool, "llsq", case["function"], case["input"])
+    assert r["success"] is False and "output" not in r
+    assert "did not answer within 0.01 s" in r["error"]
+    assert "--max-seconds 0.01 for one call of the framework in Node" in r["error"]
+    assert "--backend js" in r["error"]

@@ -13,11 +13,13 @@ from __future__ import annotations
 import atexit
 import base64
 import collections
+import contextlib
 import json
 import queue
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
@@ -28,6 +30,19 @@ import numpy as np
 TIMEOUT_S = 300.0
 #: seconds for Node to start and answer its first ping
 START_S = 30.0
+#: the wait in force, and why, where a caller set its own (``answers_within``)
+_waits: list[tuple[float, str]] = []
+
+
+@contextlib.contextmanager
+def answers_within(seconds: float, why: str) -> Iterator[None]:
+    """Within the block, a request Node does not answer in ``seconds`` stops it (NodeCrashed,
+    its message ending with ``why``: whose limit it was, and what to do)."""
+    _waits.append((seconds, why))
+    try:
+        yield
+    finally:
+        _waits.pop()
 
 
 class NodeCrashed(RuntimeError):
@@ -129,23 +144,26 @@ class Node:
             return self.generation
 
     # ---------------------------------------------------------- requests
-    def request(self, msg: dict, timeout: float = TIMEOUT_S) -> dict:
+    def request(self, msg: dict, timeout: float | None = None) -> dict:
         """Send ``msg``, return Node's answer; starts Node first where it is not running.
 
         Raises:
             NodeCrashed: Node ended or did not answer within ``timeout`` (then stopped).
             JsError: the runtime raised.
         """
+        why = ""
+        if timeout is None:
+            timeout, why = _waits[-1] if _waits else (TIMEOUT_S, "")
         with self._lock:
             self._running()
-            return self._ask(msg, timeout)
+            return self._ask(msg, timeout, why)
 
     def forget(self, generation: int, program: int) -> None:
         """Drop a program Python no longer holds, with the next request (safe to call
         from a finalizer: it takes no lock and sends nothing itself)."""
         self._forgotten.append((generation, program))
 
-    def _ask(self, msg: dict, timeout: float) -> dict:
+    def _ask(self, msg: dict, timeout: float, why: str = "") -> dict:
         self._seq += 1
         msg = {**msg, "seq": self._seq}
         drops = []
@@ -165,8 +183,8 @@ class Node:
                 line = self._lines.get(timeout=timeout)
             except queue.Empty:
                 self.close()  # a stuck loop cannot be interrupted: stopped, restarted on next use
-                raise NodeCrashed(f"Node did not answer within {timeout:.0f} s and was "
-                                  f"stopped{self._tail()}") from None  # fmt: skip
+                raise NodeCrashed(f"Node did not answer within {timeout:.3g} s and was "
+                                  f"stopped{why}{self._tail()}") from None  # fmt: skip
             if line is None:
                 raise self._crashed("while adlab waited for its answer")
             try:
