@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 import adlab
-from adlab.engine.backends import get_backend, installed
-from adlab.engine.backends.facts import NESTED
+from adlab.engine.backends import COMPOSITIONS, get_backend, installed
 from adlab.engine.backends.levels import levels
+
+#: the four nestings of two AD modes
+NESTED = [c for c in COMPOSITIONS if "-over-" in c]
 
 pytestmark = pytest.mark.skipif(not installed("tfjs"), reason="Node.js is not installed")
 

@@ -48,7 +48,7 @@ def test_all_modes_come_from_the_registry_first_order_first():
                          "backend": "Backend", "precision": "Precision | None", "inner": "Inner"}),
         (adlab.derivative, {"mode": "AnyMode", "backend": "Backend", "inner": "Inner"}),
         (adlab.prepare_hessian, {"scheme": "Composition", "mode": "Composition | None",
-                                 "backend": "Backend", "precision": "Precision"}),
+                                 "backend": "Backend", "precision": "Precision | None"}),
         (adlab.hessian, {"scheme": "Composition", "backend": "Backend", "inner": "Inner"}),
         (adlab.prepare_hvp, {"scheme": "Composition", "backend": "Backend"}),
         (adlab.hvp, {"scheme": "Composition", "mode": "Composition | None"}),

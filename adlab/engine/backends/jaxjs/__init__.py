@@ -98,17 +98,17 @@ class JaxjsBackend(JsBackend):
         raise ValueError(f"{NO_COMPLEX}; mode 'forward' or 'reverse' gives the exact "
                          "derivative on backend='jaxjs'")  # fmt: skip
 
-    def _fn(self, f: Callable, wrt: Any, driver: str, files: frozenset = frozenset(),
-            options: dict | None = None, with_error: bool = False,
-            jit: bool = False) -> JaxjsFunction:  # fmt: skip
+    def node_function(self, f: Callable, wrt: Any, driver: str,
+                      files: frozenset = frozenset(), options: dict | None = None,
+                      with_error: bool = False, jit: bool = False) -> JaxjsFunction:  # fmt: skip
         return JaxjsFunction(f, one_argument(wrt, self.name), driver, files, options,
                              with_error, device=self.device, jit=jit)  # fmt: skip
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
-        return tupled(self._fn(f, wrt, "grad", jit=jit), wrt)
+        return tupled(self.node_function(f, wrt, "grad", jit=jit), wrt)
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
-        return tupled(self._fn(f, wrt, "columns" if forward else "rows", jit=jit), wrt)
+        return tupled(self.node_function(f, wrt, "columns" if forward else "rows", jit=jit), wrt)
 
     def nested(self, spec: Any, scheme: str, n: int, hvp: bool,
                with_gradient: bool = False) -> tuple[Callable, int]:  # fmt: skip
@@ -118,7 +118,7 @@ class JaxjsBackend(JsBackend):
         return nested(self, spec, scheme, n, hvp, with_gradient, jit=spec.jit)
 
     def general(self, fn: Callable, jit: bool) -> Callable:
-        return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once", jit=jit)
+        return fn if getattr(fn, "in_node", False) else self.node_function(fn, 0, "once", jit=jit)
 
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
@@ -136,7 +136,7 @@ class JaxjsBackend(JsBackend):
                              "precision='float32', or device='wasm' for float64")  # fmt: skip
         fn = built.fn
         if not getattr(fn, "in_node", False):
-            fn = self._fn(fn, 0, "once", jit=jit)
+            fn = self.node_function(fn, 0, "once", jit=jit)
         rest = inputs[1:]
 
         def call(x: Any) -> Any:

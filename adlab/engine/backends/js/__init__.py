@@ -146,11 +146,11 @@ class JsBackend(Backend):
         return get_backend("jax").probe(f, args, inputs, True, guard)
 
     def gradient(self, f: Callable, wrt: int | tuple[int, ...], jit: bool) -> Callable:
-        return tupled(self._fn(f, wrt, "grad"), wrt)
+        return tupled(self.node_function(f, wrt, "grad"), wrt)
 
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         driver = "columns" if forward else "rows"
-        fn = tupled(self._fn(f, wrt, driver), wrt)
+        fn = tupled(self.node_function(f, wrt, driver), wrt)
         inside = _jax().jacobian(f, wrt, forward, True)
         return in_node(lambda *args: (inside if traced(args) else fn)(*args),
                        getattr(fn, "js", fn))  # fmt: skip
@@ -164,8 +164,9 @@ class JsBackend(Backend):
     def pullback(self, f: Callable, x: Any, w: Any) -> tuple[Any, Any]:
         return _jax().pullback(f, x, w)
 
-    def _fn(self, f: Callable, wrt: Any, driver: str, files: frozenset = frozenset(),
-            options: dict | None = None, with_error: bool = False) -> JsFunction:  # fmt: skip
+    def node_function(self, f: Callable, wrt: Any, driver: str,
+                      files: frozenset = frozenset(), options: dict | None = None,
+                      with_error: bool = False) -> JsFunction:  # fmt: skip
         """The program ``driver`` of f (a subclass runs it elsewhere: TF.js)."""
         return JsFunction(f, one_argument(wrt, self.name), driver, files, options,
                           with_error=with_error)  # fmt: skip
@@ -184,7 +185,7 @@ class JsBackend(Backend):
             from ...modes.g9 import check
 
             check(spec)
-            fn = self._fn(spec.f, spec.wrt, "g9", spec.files)
+            fn = self.node_function(spec.f, spec.wrt, "g9", spec.files)
             return Built(tupled(fn, spec.wrt), f_evals=2 * n + 1, chunked=True)
         if spec.scheme not in STEP_POWER:
             raise ValueError(f"scheme must be one of {sorted(STEP_POWER)} or 'g9', got "
@@ -194,7 +195,8 @@ class JsBackend(Backend):
         if spec.step is not None:
             options["step"] = np.broadcast_to(np.asarray(spec.step, np.float64), (n,)).copy()
         richardson = spec.scheme == "richardson"
-        fn = self._fn(spec.f, spec.wrt, "numeric", spec.files, options, with_error=richardson)
+        fn = self.node_function(spec.f, spec.wrt, "numeric", spec.files, options,
+                                with_error=richardson)
         if isinstance(spec.wrt, tuple):
             inner = fn
             fn = in_node(
@@ -238,7 +240,7 @@ class JsBackend(Backend):
         return measure(fn, reverse, call)
 
     def general(self, fn: Callable, jit: bool) -> Callable:
-        return fn if getattr(fn, "in_node", False) else self._fn(fn, 0, "once")
+        return fn if getattr(fn, "in_node", False) else self.node_function(fn, 0, "once")
 
 
 BACKEND = JsBackend()

@@ -20,10 +20,10 @@ def nested(backend: Any, spec: Any, scheme: str, n: int, hvp: bool,
     transforms: a Hessian is n products, H e_i (driver ``hessian``), an HVP's v the argument
     after x (driver ``hvp``). Passes: one per product (grad of jvp with the gradient: one
     more); forward-over-forward's inner gradient takes n jvps. ``build``: the backend's
-    ``_fn``'s own options (jax-js's ``jit``)."""
+    ``node_function``'s own options (jax-js's ``jit``)."""
     i = spec.indices[0]
     driver, options = ("hvp", {"with_gradient": with_gradient}) if hvp else ("hessian", {})
-    fn = backend.on_device(spec.device)._fn(spec.f, i, driver, spec.files,
+    fn = backend.on_device(spec.device).node_function(spec.f, i, driver, spec.files,
                                             {"scheme": scheme, **options},
                                             with_error=with_gradient,  # (gradient, HVP)
                                             **build)  # fmt: skip

@@ -113,8 +113,9 @@ class TfjsBackend(JsBackend):
         raise ValueError(f"{NO_COMPLEX}; mode 'reverse' gives the exact derivative on "
                          "backend='tfjs'")  # fmt: skip
 
-    def _fn(self, f: Callable, wrt: Any, driver: str, files: frozenset = frozenset(),
-            options: dict | None = None, with_error: bool = False) -> TfjsFunction:  # fmt: skip
+    def node_function(self, f: Callable, wrt: Any, driver: str,
+                      files: frozenset = frozenset(), options: dict | None = None,
+                      with_error: bool = False) -> TfjsFunction:  # fmt: skip
         return TfjsFunction(f, one_argument(wrt, self.name), driver, files, options, with_error,
                             device=self.device)  # fmt: skip
 
@@ -133,7 +134,7 @@ class TfjsBackend(JsBackend):
     def jacobian(self, f: Callable, wrt: int | tuple[int, ...], forward: bool, jit: bool):
         if forward:
             raise ValueError("TF.js has no forward mode: mode 'reverse' takes its Jacobian")
-        return tupled(self._fn(f, wrt, "rows"), wrt)
+        return tupled(self.node_function(f, wrt, "rows"), wrt)
 
     def program(self, built: Any, inputs: tuple, args: tuple, *, jit: bool, precision: str,
                 guard: Callable) -> Program:  # fmt: skip
@@ -144,7 +145,9 @@ class TfjsBackend(JsBackend):
 
         from ..js.timer import JsTimer
 
-        fn = built.fn if getattr(built.fn, "in_node", False) else self._fn(built.fn, 0, "once")
+        fn = built.fn
+        if not getattr(fn, "in_node", False):
+            fn = self.node_function(fn, 0, "once")
         rest = inputs[1:]
 
         def call(x: Any) -> Any:
