@@ -72,11 +72,7 @@ def export_js(
         >>> "export function grad(x)" in source
         True
     """
-    n = DEFAULT_N if n is None else n
-    check_mode(mode)  # before the model is built: a wrong mode says so at once
-    built = resolve_model(model, **options)
-    return export.module(built, mode, n, hvp=hvp, seed=seed,
-                         command=command or _call(model, mode, n, hvp, options))  # fmt: skip
+    return _written(export.module, model, mode, n, hvp, seed, command, options)
 
 
 def export_dts(
@@ -98,8 +94,14 @@ def export_dts(
         >>> print(adlab.export_dts("rosenbrock", n=3).splitlines()[-2])
         /** [f, its gradient], from one pass. */
     """
+    return _written(export.declarations, model, mode, n, hvp, seed, command, options)
+
+
+def _written(write: Any, model: str | Model, mode: str, n: int | None, hvp: bool, seed: int,
+             command: str | None, options: dict) -> str:  # fmt: skip
+    """``write`` (the module's or its declarations' text) for the model as the user named it."""
     n = DEFAULT_N if n is None else n
-    check_mode(mode)
+    check_mode(mode)  # before the model is built: a wrong mode says so at once
     built = resolve_model(model, **options)
-    return export.declarations(built, mode, n, hvp=hvp, seed=seed,
-                               command=command or _call(model, mode, n, hvp, options))  # fmt: skip
+    return write(built, mode, n, hvp=hvp, seed=seed,
+                 command=command or _call(model, mode, n, hvp, options))  # fmt: skip

@@ -9,35 +9,14 @@ Sizes are tiny: jax-js without jit dispatches each operation on its own.
 
 from __future__ import annotations
 
-import functools
-
-import numpy as np
 import pytest
+from _second_points import MODELS, NESTED, point, rel
 
 import adlab
-from adlab.engine.backends import COMPOSITIONS, get_backend, installed
+from adlab.engine.backends import get_backend, installed
 from adlab.engine.backends.levels import levels
 
-#: the four nestings of two AD modes
-NESTED = [c for c in COMPOSITIONS if "-over-" in c]
-
 pytestmark = pytest.mark.skipif(not installed("jaxjs"), reason="Node.js is not installed")
-
-#: arithmetic alone, and one with data arrays (a design matrix and labels)
-MODELS = ("rosenbrock", "logistic_regression")
-
-
-@functools.cache
-def point(name: str) -> tuple:
-    model = adlab.load_model(name)
-    args = model.setup(3)
-    ref = np.asarray(adlab.hessian_reference(model, *args).value)
-    return model, args, np.linspace(-1.0, 1.0, 3), ref
-
-
-def _rel(got, want) -> float:
-    return float(np.max(np.abs(np.asarray(got) - want)) / np.max(np.abs(want)))
-
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_composition_is_jaxs_hessian_and_hvp_in_float32(name):
@@ -46,7 +25,7 @@ def test_every_composition_is_jaxs_hessian_and_hvp_in_float32(name):
         h = adlab.hessian(model, x, *data, scheme=scheme, backend="jaxjs", precision="float32")
         hv = adlab.hvp(model, x, v, *data, scheme=scheme, backend="jaxjs", precision="float32")
         assert h.shape == (3, 3), scheme  # float32 values, handed over as float64 (as f is)
-        assert _rel(h, ref) < 1e-5 and _rel(hv, ref @ v) < 1e-5, scheme
+        assert rel(h, ref) < 1e-5 and rel(hv, ref @ v) < 1e-5, scheme
 
 
 @pytest.mark.parametrize("scheme", ["forward-over-reverse", "reverse-over-forward"])
@@ -55,7 +34,7 @@ def test_float64_on_jaxjs_cpu_is_jaxs_to_float64(scheme):
     p = adlab.prepare(model, *args, mode="hessian", scheme=scheme, backend="jaxjs",
                       device="cpu", precision="float64")  # fmt: skip
     assert p.device == "cpu" and p.f_evals == 3
-    assert _rel(p(*p.inputs), ref) < 1e-10
+    assert rel(p(*p.inputs), ref) < 1e-10
 
 
 def test_the_gradient_comes_with_the_hvp_and_the_calls_leave_memory_as_found():
@@ -67,7 +46,7 @@ def test_the_gradient_comes_with_the_hvp_and_the_calls_leave_memory_as_found():
         p = adlab.prepare_hvp(model, x, v, *data, scheme=scheme, backend="jaxjs", jit=jit,
                               with_gradient=True, precision="float32")  # fmt: skip
         g, hv = p(*p.inputs)
-        assert _rel(g, grad) < 1e-5 and _rel(hv, ref @ v) < 1e-5, scheme
+        assert rel(g, grad) < 1e-5 and rel(hv, ref @ v) < 1e-5, scheme
         h = adlab.prepare_hessian(model, x, *data, scheme=scheme, backend="jaxjs", jit=jit)
         h(*h.inputs)
         before = backend.tensors()
@@ -96,4 +75,4 @@ def test_the_gradient_over_the_hvp_is_divided_on_the_host():
     grad = adlab.derivative(model, x, *data)
     p = adlab.prepare_hvp(model, x, v, *data, scheme="reverse-over-reverse", backend="jaxjs",
                           divided=True, precision="float32")  # fmt: skip
-    assert _rel(p(*p.inputs), grad / (ref @ v)) < 1e-4
+    assert rel(p(*p.inputs), grad / (ref @ v)) < 1e-4

@@ -8,35 +8,17 @@ TF.js has no forward mode: the compositions that need it are refused, naming wha
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
+from _second_points import MODELS, NESTED, point, rel
 
 import adlab
-from adlab.engine.backends import COMPOSITIONS, get_backend, installed
+from adlab.engine.backends import get_backend, installed
 from adlab.engine.backends.levels import levels
-
-#: the four nestings of two AD modes
-NESTED = [c for c in COMPOSITIONS if "-over-" in c]
 
 pytestmark = pytest.mark.skipif(not installed("tfjs"), reason="Node.js is not installed")
 
-#: arithmetic alone, and one with data arrays (a design matrix and labels)
-MODELS = ("rosenbrock", "logistic_regression")
 NESTS = "reverse-over-reverse"
-
-
-@functools.cache
-def point(name: str) -> tuple:
-    model = adlab.load_model(name)
-    args = model.setup(3)
-    ref = np.asarray(adlab.hessian_reference(model, *args).value)
-    return model, args, np.linspace(-1.0, 1.0, 3), ref
-
-
-def _rel(got, want) -> float:
-    return float(np.max(np.abs(np.asarray(got) - want)) / np.max(np.abs(want)))
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -45,7 +27,7 @@ def test_tf_grad_of_tf_grad_is_jaxs_hessian_and_hvp_in_float32(name):
     h = adlab.hessian(model, x, *data, scheme=NESTS, backend="tfjs")  # float32: TF.js's
     hv = adlab.hvp(model, x, v, *data, scheme=NESTS, backend="tfjs")
     assert h.shape == (3, 3) and hv.shape == (3,)
-    assert _rel(h, ref) < 1e-5 and _rel(hv, ref @ v) < 1e-5
+    assert rel(h, ref) < 1e-5 and rel(hv, ref @ v) < 1e-5
 
 
 def test_the_gradient_comes_with_the_hvp_and_the_calls_leave_memory_as_found():
@@ -53,7 +35,7 @@ def test_the_gradient_comes_with_the_hvp_and_the_calls_leave_memory_as_found():
     p = adlab.prepare_hvp(model, x, v, *data, scheme=NESTS, backend="tfjs", with_gradient=True)
     g, hv = p(*p.inputs)
     assert p.f_evals == 1  # the gradient is the inner tf.grad's: no pass more
-    assert _rel(g, adlab.derivative(model, x, *data)) < 1e-5 and _rel(hv, ref @ v) < 1e-5
+    assert rel(g, adlab.derivative(model, x, *data)) < 1e-5 and rel(hv, ref @ v) < 1e-5
     h = adlab.prepare_hessian(model, x, *data, scheme=NESTS, backend="tfjs")
     assert h.f_evals == 3
     h(*h.inputs)
@@ -94,4 +76,4 @@ def test_exp_and_tanhs_second_derivatives_are_not_held_constant():
     (x,) = model.setup(3)
     x = np.abs(x) + 0.5  # x ** x[0]: a positive base
     ref = np.asarray(adlab.hessian_reference(model, x).value)
-    assert _rel(adlab.hessian(model, x, scheme=NESTS, backend="tfjs"), ref) < 1e-5
+    assert rel(adlab.hessian(model, x, scheme=NESTS, backend="tfjs"), ref) < 1e-5
