@@ -23,7 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=(
             "Write the model's f, its gradient and f with its gradient (valueAndGrad) as one "
             "JavaScript ES module that imports nothing: for Node, a bundler or a web page's "
-            '<script type="module">. It is built for the shapes at --n.'
+            '<script type="module">. Where JAX traces the model at a symbolic size, the module '
+            "takes any n (its header says from which n); else, or with --fixed, it is built "
+            "for the shapes at --n."
         ),
     )
     p.add_argument("--model", required=True, help="catalog name or path to a model file")
@@ -31,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="reverse (default: one pass) or forward (a pass per input)")  # fmt: skip
     p.add_argument("--n", type=int, default=DEFAULT_N,
                    help=f"the size passed to the model's setup (default {DEFAULT_N})")  # fmt: skip
+    p.add_argument("--fixed", action="store_true",
+                   help="build for --n alone, even where the model traces at any n")  # fmt: skip
     add_settings_argument(p)
     p.add_argument("--hvp", action="store_true", help="also export hvp: the Hessian times v")
     p.add_argument("-o", "--output", metavar="FILE",
@@ -45,6 +49,8 @@ def command(args: argparse.Namespace) -> str:
     words = ["adlab", "export", "--model", args.model, "--mode", args.mode, "--n", str(args.n)]
     for key, value in args.settings:
         words += ["--set", f"{key}={value}"]
+    if args.fixed:
+        words.append("--fixed")
     if args.hvp:
         words.append("--hvp")
     return shlex.join(words)
@@ -55,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--n must be a positive integer, got {args.n}")
     if args.dts and not args.output:
         raise ValueError("--dts writes the declarations beside the module: give -o FILE.mjs")
-    said = dict(model=args.model, mode=args.mode, n=args.n, hvp=args.hvp,
+    said = dict(model=args.model, mode=args.mode, n=args.n, hvp=args.hvp, fixed=args.fixed,
                 command=command(args), **dict(args.settings))  # fmt: skip
     source = export_js(**said)
     if not args.output:

@@ -3,6 +3,7 @@ takes it, written as one standalone JavaScript module (``adlab.export_js``) for 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -51,5 +52,7 @@ def said(future: Future) -> str:
     path = future.result()
     here = Path.cwd()
     shown = path.relative_to(here) if path.is_relative_to(here) else path
-    return (f"Wrote {shown}: f and its gradient as one JavaScript module for a web page "
-            "(serve its folder, e.g. python -m http.server).")  # fmt: skip
+    least = re.search(r"^// Any size: n >= (\d+)", path.read_text(encoding="utf-8"), re.M)
+    sizes = f"any n from {least[1]}" if least else "this n only (see its header)"
+    return (f"Wrote {shown}: f and its gradient as one JavaScript module for a web page, "
+            f"for {sizes} (serve its folder, e.g. python -m http.server).")  # fmt: skip

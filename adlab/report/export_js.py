@@ -14,16 +14,17 @@ from ..engine.backends.js import export
 from ..engine.backends.js.export_programs import check_mode
 from ..engine.model.source import Model
 
-#: the size a module is built for where none is given
+#: the size a module is set up at where none is given
 DEFAULT_N = 10
 
 
-def _call(model: str | Model, mode: str, n: int, hvp: bool, options: dict) -> str:
+def _call(model: str | Model, mode: str, n: int, hvp: bool, fixed: bool, options: dict) -> str:
     """The Python call that made a module, for its header (the CLI gives its command)."""
     name = model if isinstance(model, str) else getattr(model, "name", "model")
     extra = "".join(f", {k}={v!r}" for k, v in options.items())
     hv = ", hvp=True" if hvp else ""
-    return f"adlab.export_js({name!r}, mode={mode!r}, n={n}{hv}{extra})"
+    fx = ", fixed=True" if fixed else ""
+    return f"adlab.export_js({name!r}, mode={mode!r}, n={n}{hv}{fx}{extra})"
 
 
 def export_js(
@@ -32,6 +33,7 @@ def export_js(
     n: int | None = None,
     *,
     hvp: bool = False,
+    fixed: bool = False,
     seed: int = 0,
     command: str | None = None,
     **options: Any,
@@ -45,16 +47,20 @@ def export_js(
     ``valueAndGrad`` ``[value, grad]`` (as JAX's and jax-js's ``value_and_grad``);
     ``hvp(x, v, ...data)`` the Hessian times ``v``. The module imports nothing and holds
     its constants exactly, so it runs in Node, a bundler or a page's
-    ``<script type="module">``. It is built for the shapes at ``n``: an argument of
-    another length throws an ``Error`` that names the expected shape. Each block of its
-    code carries the model's line as a comment.
+    ``<script type="module">``. Where JAX traces the model at a symbolic n, it takes any n
+    (from the least its header names: n is read from an argument's length); otherwise, or
+    with ``fixed=True``, it is built for the shapes at ``n``. An argument of another length
+    throws an ``Error`` that names the expected shape. Each block of its code carries the
+    model's line as a comment.
 
     Args:
         model: a catalog name, a model file's path, model source, or a ``Model``.
         mode: "reverse" (JAX's VJP program, one pass) or "forward" (the JVP program, a
             pass per input).
-        n: the size ``setup`` is called with (default 10).
+        n: the size ``setup`` is called with (default 10): the module's, where it is built
+            for one n.
         hvp: also export ``hvp`` (forward over reverse).
+        fixed: build the module for ``n`` alone, even where the model traces at any n.
         seed: the seed of ``setup`` (its data only set the shapes; the module takes data).
         command: the command named in the header (default: this call).
         **options: new values for the model's settings, as ``load_model``'s.
@@ -72,7 +78,7 @@ def export_js(
         >>> "export function grad(x)" in source
         True
     """
-    return _written(export.module, model, mode, n, hvp, seed, command, options)
+    return _written(export.module, model, mode, n, hvp, fixed, seed, command, options)
 
 
 def export_dts(
@@ -81,6 +87,7 @@ def export_dts(
     n: int | None = None,
     *,
     hvp: bool = False,
+    fixed: bool = False,
     seed: int = 0,
     command: str | None = None,
     **options: Any,
@@ -94,14 +101,14 @@ def export_dts(
         >>> print(adlab.export_dts("rosenbrock", n=3).splitlines()[-2])
         /** [f, its gradient], from one pass. */
     """
-    return _written(export.declarations, model, mode, n, hvp, seed, command, options)
+    return _written(export.declarations, model, mode, n, hvp, fixed, seed, command, options)
 
 
-def _written(write: Any, model: str | Model, mode: str, n: int | None, hvp: bool, seed: int,
-             command: str | None, options: dict) -> str:  # fmt: skip
+def _written(write: Any, model: str | Model, mode: str, n: int | None, hvp: bool, fixed: bool,
+             seed: int, command: str | None, options: dict) -> str:  # fmt: skip
     """``write`` (the module's or its declarations' text) for the model as the user named it."""
     n = DEFAULT_N if n is None else n
     check_mode(mode)  # before the model is built: a wrong mode says so at once
     built = resolve_model(model, **options)
-    return write(built, mode, n, hvp=hvp, seed=seed,
-                 command=command or _call(model, mode, n, hvp, options))  # fmt: skip
+    return write(built, mode, n, hvp=hvp, seed=seed, fixed=fixed,
+                 command=command or _call(model, mode, n, hvp, fixed, options))  # fmt: skip

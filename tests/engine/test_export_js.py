@@ -1,5 +1,6 @@
 """``adlab export`` / ``adlab.export_js``: the module, run in Node, gives JAX's float64 f and
-gradient; a wrong length is a clear Error; what cannot be exported is refused at its line.
+gradient, at any n where the model traces at a symbolic n; a wrong length is a clear Error;
+what cannot be exported is refused at its line.
 
 The page-side check (the module alone in Chromium) is tests/browser/test_export_page.py.
 """
@@ -22,15 +23,16 @@ from adlab.engine.model import precision_scope
 
 pytestmark = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
 
-#: (file, model, mode, n): a model with data arrays (a dict), one with a loop, forward mode
-EXPORTS = [("g9.mjs", "g9_graphics", "reverse", 6), ("ode.mjs", "ode", "reverse", 5),
-           ("rosen.mjs", "rosenbrock", "forward", 4)]  # fmt: skip
+#: (file, model, mode, n, other): a model with data arrays (a dict), one with a loop, both at
+#: any n (called at n and at ``other``); forward mode, built for n alone (``--fixed``)
+EXPORTS = [("g9.mjs", "g9_graphics", "reverse", 6, 9), ("ode.mjs", "ode", "reverse", 5, 2),
+           ("rosen.mjs", "rosenbrock", "forward", 4, None)]  # fmt: skip
 
 #: imports each module, calls it at the inputs given, and prints what it answered
 RUN = """
 const cases = JSON.parse(process.argv[2]);
 const out = {};
-for (const [file, leaves, v] of cases) {
+for (const [file, leaves, v, others] of cases) {
   const m = await import(new URL(file, "file://" + process.cwd() + "/").href);
   const a = leaves.map((l) => Float64Array.from(l));
   const g = m.grad(...a);
@@ -41,6 +43,12 @@ for (const [file, leaves, v] of cases) {
   const r = { f: m.f(...a), grad: kept, kept: Array.from(g), again: Array.from(again),
               other: [value, Array.from(g2)], fresh: g !== again, unchanged };
   if (m.hvp) r.hvp = Array.from(m.hvp(a[0], Float64Array.from(v), ...a.slice(1)));
+  if (others) {  // another n, then n again: each call at its own n
+    const b = others.map((l) => Float64Array.from(l));
+    r.otherN = [m.f(...b), Array.from(m.grad(...b))];
+    r.back = Array.from(m.grad(...a));
+    try { m.grad(new Float64Array(1), ...a.slice(1)); } catch (e) { r.small = e.message; }
+  }
   try { m.grad(new Float64Array(a[0].length + 1), ...a.slice(1)); }
   catch (e) { r.error = e.message; }
   out[file] = r;
@@ -69,26 +77,29 @@ def answered(tmp_path_factory):
     runs it), and what Node answered from them."""
     d = tmp_path_factory.mktemp("export")
     first, *rest = EXPORTS
-    file, name, mode, n = first
+    file, name, mode, n, _ = first
     subprocess.run([sys.executable, "-m", "adlab", "export", "--model", name, "--mode", mode,
                     "--n", str(n), "--hvp", "--dts", "-o", str(d / file)],
                    check=True, capture_output=True, text=True)  # fmt: skip
-    for file, name, mode, n in rest:
-        assert main(["export", "--model", name, "--mode", mode, "--n", str(n),
+    for file, name, mode, n, other in rest:
+        fixed = [] if other else ["--fixed"]
+        assert main(["export", "--model", name, "--mode", mode, "--n", str(n), *fixed,
                      "-o", str(d / file)]) == 0  # fmt: skip
     cases = []
-    for file, name, _, n in EXPORTS:
-        args = reference(name, n)[0]
-        leaves = [np.ravel(a).tolist() for a in jax.tree_util.tree_leaves(args)]
-        cases.append([file, leaves, np.linspace(-1.0, 1.0, n).tolist()])
+    for file, name, _, n, other in EXPORTS:
+        leaves = [[np.ravel(a).tolist() for a in jax.tree_util.tree_leaves(reference(name, k)[0])]
+                  for k in (n, other or n)]  # fmt: skip
+        cases.append([file, leaves[0], np.linspace(-1.0, 1.0, n).tolist(),
+                      leaves[1] if other else None])  # fmt: skip
     (d / "run.mjs").write_text(RUN)
     done = subprocess.run(["node", "run.mjs", json.dumps(cases)], cwd=d, check=True,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     return d, json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("file,name,mode,n", EXPORTS)
-def test_the_module_gives_jaxs_float64_f_and_gradient_in_node(answered, file, name, mode, n):
+@pytest.mark.parametrize("file,name,mode,n,other", EXPORTS)
+def test_the_module_gives_jaxs_float64_f_and_gradient_in_node(answered, file, name, mode, n,
+                                                              other):  # fmt: skip
     d, out = answered
     got = out[file]
     args, value, grad, f = reference(name, n)
@@ -100,9 +111,15 @@ def test_the_module_gives_jaxs_float64_f_and_gradient_in_node(answered, file, na
     _, value2, grad2, _ = reference(name, n, 2.0)
     close(got["other"][0], value2)
     close(got["other"][1], grad2)
+    if other:  # the same module at another n, then at n again
+        _, value3, grad3, _ = reference(name, other)
+        close(got["otherN"][0], value3)
+        close(got["otherN"][1], grad3)
+        close(got["back"], grad)
     source = (d / file).read_text()
     assert source.splitlines()[0] == f"// adlab export --model {name} --mode {mode} --n {n}" + (
-        " --hvp" if "hvp" in got else "")  # fmt: skip
+        " --hvp" if "hvp" in got else "" if other else " --fixed")  # fmt: skip
+    assert ("// Any size: n >= " in source) == bool(other)
     assert "import " not in source.replace("No imports", "")
     assert "// line " in source  # the model's lines, above the code they became
 
@@ -126,8 +143,14 @@ def test_hvp_and_declarations_are_written_when_asked(answered):
 
 def test_a_wrong_length_is_an_error_naming_the_shape(answered):
     _, out = answered
-    assert out["ode.mjs"]["error"] == "grad: x must have 5 numbers (shape [5]), got 6"
-    assert out["g9.mjs"]["error"] == "grad: theta must have 6 numbers (shape [6]), got 7"
+    # built for n: x's length is n's
+    assert out["rosen.mjs"]["error"] == "grad: x must have 4 numbers (shape [4]), got 5"
+    # any n: read from x's length, which the data's must then match, and at least the least
+    assert out["g9.mjs"]["error"] == ("grad: data['lengths'] must have 7 numbers (shape [7]), "
+                                      "got 6")  # fmt: skip
+    assert "error" not in out["ode.mjs"]  # x of another length: another n
+    assert out["ode.mjs"]["small"] == ("grad: x must have n numbers (shape [n]) for a whole "
+                                       "n >= 2, got 1")  # fmt: skip
 
 
 def test_complex_step_and_an_untranslated_operation_are_refused_at_export():

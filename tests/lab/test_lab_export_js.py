@@ -26,8 +26,9 @@ def test_export_js_writes_the_ticked_js_series_module(tmp_path):
     assert path == state.edits.folder / "rosenbrock.grad.mjs"
     source = path.read_text()
     assert source.startswith("// the Lab's Export JS: rosenbrock, forward, n=6")
-    assert "export function grad(x)" in source and "built for n=6" in source
+    assert "export function grad(x)" in source and "// Any size: n >= 1" in source
     assert _said(state).startswith("Wrote ") and "rosenbrock.grad.mjs" in state.status
+    assert "for any n from 1" in state.status
 
 
 def test_export_js_without_a_js_series_says_what_to_tick(tmp_path):

@@ -10,15 +10,28 @@ page's ``<script type="module">``.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import numpy as np
 
 from ...model.source import Model
-from .export_programs import EXPORTS, Arg, arguments, check_mode, checked, js_name, programs
+from .export_programs import (
+    EXPORTS,
+    Arg,
+    Emitted,
+    arguments,
+    check_mode,
+    checked,
+    js_name,
+    programs,  # fmt: skip
+)
+from .export_sizes import NotGeneral, Sizes, general
+from .export_template import Poly
 
 #: what each emitted program computes, above its code
 WHAT = {
@@ -58,7 +71,7 @@ function b64(text) {
 }"""
 
 CHECK = """\
-// the k-th argument as a Float64Array of the length the module was built for, or an Error
+// the k-th argument as a Float64Array of its length in ARGS (at this n), or an Error
 // (the common case first: a Float64Array of that length, handed on as it is)
 function take(fn, a, k, args = ARGS) {
   if (a instanceof Float64Array && a.length === args[k][1]) return a;
@@ -92,6 +105,8 @@ class Export:
     command: str
     args: list[Arg]
     x: int  # the index of x among ``args``
+    sizes: Sizes | None = None  # any n: the programs and shapes in n (``export_sizes``)
+    why: str = ""  # ... or why the module is built for one n
 
     @property
     def v(self) -> Arg:
@@ -102,6 +117,16 @@ class Export:
     @property
     def hvp_args(self) -> list[Arg]:
         return [*self.args[: self.x + 1], self.v, *self.args[self.x + 1 :]]
+
+    def _sizes(self) -> list[str]:
+        if self.sizes is None:
+            why = [f"// (Not any n: {self.why}.)"] if self.why else []
+            return [f"// Fixed size: built for n={self.n}, the shapes below; a call with other "
+                    "lengths throws an Error.", *why]  # fmt: skip
+        by = self.args[self.sizes.reader]
+        return [f"// Any size: {self.sizes.range}, read from {by.js}'s length ({by.size} "
+                "numbers): JAX traces f at a", "// symbolic n, so the shapes below are in n. "
+                "The programs are made anew when n changes."]  # fmt: skip
 
     def header(self) -> list[str]:
         from importlib.metadata import PackageNotFoundError, version
@@ -120,8 +145,7 @@ class Export:
             f"// written by adlab {ours} as plain JavaScript on Float64Array. No imports: it "
             "runs in Node,",
             '// a bundler or a page\'s <script type="module">.',
-            f"// Fixed size: built for n={self.n}, the shapes below; a call with other lengths "
-            "throws an Error.",
+            *self._sizes(),
             "// Arguments, in this order (Float64Arrays, row-major; f(x, *data) of the model):",
             *(
                 f"//   {a.name:<{width}}  [{', '.join(map(str, a.shape))}]"
@@ -139,23 +163,41 @@ class Export:
         return lines
 
 
-def prepared(model: Model, mode: str, n: int, hvp: bool, seed: int, command: str) -> tuple:
-    """(Export, model's arguments at n): refused here where it cannot be written."""
+def prepared(model: Model, mode: str, n: int, hvp: bool, seed: int, command: str,
+             fixed: bool = False) -> tuple:  # fmt: skip
+    """(Export, model's arguments at n): refused here where it cannot be written; at any n
+    where it can (``export_sizes``), unless ``fixed``."""
     check_mode(mode)
     args = model.setup(n, seed)
     checked(model, args)
     x = len(jax.tree_util.tree_leaves(args[: model.wrt]))
-    return Export(model, mode, n, hvp, command, arguments(model.function("js"), args), x), args
+    named = arguments(model.function("js"), args)
+    ex = Export(model, mode, n, hvp, command, named, x)
+    if fixed:
+        return ex, args
+    try:
+        sizes = general(model, mode, hvp, seed, x)
+    except NotGeneral as why:
+        return dataclasses.replace(ex, why=str(why)), args
+    if not sizes.takes(n):
+        why = f"n={n} is outside the n its general program holds for ({sizes.range})"
+        return dataclasses.replace(ex, why=why), args
+    named = [dataclasses.replace(a, shape=s) for a, s in zip(named, sizes.shapes, strict=True)]
+    return dataclasses.replace(ex, args=named, sizes=sizes), args
 
 
 def module(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = False,
-           seed: int = 0, command: str = "") -> str:  # fmt: skip
+           seed: int = 0, command: str = "", fixed: bool = False) -> str:  # fmt: skip
     """The ES module's source (see the module's docstring)."""
-    ex, args = prepared(model, mode, n, hvp, seed, command)
-    progs = programs(model, args, mode, hvp)
+    ex, args = prepared(model, mode, n, hvp, seed, command, fixed)
+    if ex.sizes is None:
+        progs = programs(model, args, mode, hvp)
+    else:
+        progs = {k: Emitted(s, c) for (k, s), c in zip(ex.sizes.sources.items(),
+                                                       ex.sizes.consts, strict=True)}  # fmt: skip
     consts: list[str] = []  # each distinct constant once, shared by the programs
     index: dict[bytes, int] = {}
-    factories = []
+    factories, made = [], []
     for key, p in progs.items():
         refs = []
         for c in p.consts:
@@ -164,7 +206,12 @@ def module(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = Fals
                 index[raw] = len(consts)
                 consts.append(constant(c))
             refs.append(f"K[{index[raw]}]")
-        factories.append(f"// {WHAT[key]}\nconst {key.upper()} = {p.source}([{', '.join(refs)}]);")
+        if ex.sizes is None:
+            made_once = f"{p.source}([{', '.join(refs)}])"
+            factories.append(f"// {WHAT[key]}\nconst {key.upper()} = {made_once};")
+        else:  # made at each new n (``_sized``)
+            factories.append(f"// {WHAT[key]}\nconst {key.upper()}_AT = {p.source};")
+            made.append(f"{key.upper()} = {key.upper()}_AT([{', '.join(refs)}], n);")
     parts = [
         "\n".join(ex.header()),
         *([B64] if any(c.startswith("b64(") for c in consts) else []),
@@ -177,17 +224,64 @@ def module(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = Fals
             else []
         ),
         CHECK,
-        f"const ARGS = {_table(ex.args)};",
+        *([f"const ARGS = {_table(ex.args)};"] if ex.sizes is None else []),
         *factories,
+        *([_sized(ex, made)] if ex.sizes is not None else []),
         *_exported(ex),
     ]
     return "\n\n".join(parts) + "\n"
 
 
 def _table(args: list[Arg]) -> str:
-    """The arguments as the module's ``take`` reads them: [name, size, shape]."""
-    rows = (f'[{json.dumps(a.name)}, {a.size}, "{", ".join(map(str, a.shape))}"]' for a in args)
+    """The arguments as the module's ``take`` reads them: [name, size, shape] (at any n, in
+    JavaScript expressions of ``n``)."""
+
+    def js(d: Any) -> str:
+        return d.js() if isinstance(d, Poly) else str(d)
+
+    def shape(a: Arg) -> str:
+        if not any(isinstance(d, Poly) and not d.constant for d in a.shape):
+            return f'"{", ".join(map(str, a.shape))}"'
+        return "`" + ", ".join(f"${{{js(d)}}}" if isinstance(d, Poly) and not d.constant
+                               else str(d) for d in a.shape) + "`"  # fmt: skip
+
+    rows = (f"[{json.dumps(a.name)}, {js(a.size)}, {shape(a)}]" for a in args)
     return f"[{', '.join(rows)}]"
+
+
+def _sized(ex: Export, made: list[str]) -> str:
+    """``sized``: n read from an argument's length, and at a new n, the arguments' shapes
+    and the programs made for it."""
+    sizes = ex.sizes
+    by = ex.args[sizes.reader]
+    size = math.prod(by.shape, start=Poly.const(1))
+    b, a = (int(c) for c in size.coefs)
+    n = "length" if b == 0 else f"(length - {b})" if b > 0 else f"(length + {-b})"
+    n = n if a == 1 else f"{n} / {a}"
+    tables = {"ARGS": ex.args, **({"HVP_ARGS": ex.hvp_args} if ex.hvp else {})}
+    shapes = "".join(f"const {t}_AT = (n) => {_table(a)};\n" for t, a in tables.items())
+    names = ", ".join([*(f"{t} = {t}_AT({sizes.least})" for t in tables),
+                       *(m.split(" = ")[0] for m in made)])  # fmt: skip
+    shape = ", ".join(map(str, by.shape))
+    above = "" if sizes.most is None else f" || n > {sizes.most}"
+    return f"""\
+// n, read from {by.js}'s length ({size} numbers): at a new n, the arguments' shapes and
+// the programs (their buffers) are made for it
+{shapes}let N = -1, {names};
+function sized(fn, a) {{
+  const length = typeof a === "number" ? 1 : a == null ? undefined : a.length;
+  if (typeof length !== "number")
+    throw new TypeError(`${{fn}}: {by.name} must be a Float64Array of {size} numbers ` +
+      `(shape [{shape}]), got ${{a}}`);
+  const n = {n};
+  if (n === N) return;
+  if (!Number.isInteger(n) || n < {sizes.least}{above})
+    throw new Error(`${{fn}}: {by.name} must have {size} numbers (shape [{shape}]) for a whole ` +
+      `{sizes.range}, got ${{length}}`);
+  {" ".join(f"{t} = {t}_AT(n);" for t in tables)}
+  {" ".join(made)}
+  N = n;
+}}"""
 
 
 def _taken(fn: str, args: list[Arg], order: list[int] | None = None, table: str = "") -> str:
@@ -204,8 +298,9 @@ def _exported(ex: Export) -> list[str]:
 
     def head(fn: str, doc: str, args: list[Arg] = ex.args, table: str = "") -> str:
         more = f", {table}" if table else ""
+        sized = "" if ex.sizes is None else f'  sized("{fn}", {ex.args[ex.sizes.reader].js});\n'
         return (f"/** {doc} */\nexport function {fn}({', '.join(a.js for a in args)}) {{\n"
-                f'  count("{fn}", arguments.length{more});\n')  # fmt: skip
+                f'  count("{fn}", arguments.length{more});\n{sized}')  # fmt: skip
 
     out = [head("f", "f at the arguments: a number.")
            + f'  return F({_taken("f", ex.args)})[0][0];\n}}']  # fmt: skip
@@ -234,8 +329,9 @@ def _exported(ex: Export) -> list[str]:
         d = ex.x + 1
         order = [k for k in range(len(ex.hvp_args)) if k != d] + [d]
         doc = f"The Hessian of f times {ex.v.js} (forward over reverse): a new Float64Array."
+        table = f"const HVP_ARGS = {_table(ex.hvp_args)};\n" if ex.sizes is None else ""
         out.append(
-            f"const HVP_ARGS = {_table(ex.hvp_args)};\n"
+            table
             + head("hvp", doc, ex.hvp_args, "HVP_ARGS")
             + f"  return HVP({_taken('hvp', ex.hvp_args, order, 'HVP_ARGS')})[0].slice();\n}}"
         )
@@ -243,9 +339,9 @@ def _exported(ex: Export) -> list[str]:
 
 
 def declarations(model: Model, mode: str = "reverse", n: int = 10, *, hvp: bool = False,
-                 seed: int = 0, command: str = "") -> str:  # fmt: skip
+                 seed: int = 0, command: str = "", fixed: bool = False) -> str:  # fmt: skip
     """The module's TypeScript declarations (``.d.ts``)."""
-    ex, _ = prepared(model, mode, n, hvp, seed, command)
+    ex, _ = prepared(model, mode, n, hvp, seed, command, fixed)
     kind = "Float64Array | ArrayLike<number>"
 
     def sig(args: list[Arg]) -> str:

@@ -200,13 +200,15 @@ def arguments(f: Callable, args: tuple) -> list[Arg]:
     return out
 
 
-def programs(model: Model, args: tuple, mode: str, hvp: bool) -> dict[str, Emitted]:
-    """The emitted programs: ``f``; ``vg``, f's value and gradient (reverse) or value and
-    one directional derivative (forward, the module loops over the columns); ``hvp``."""
+def traced(model: Model, tree: Any, mode: str, hvp: bool) -> dict[str, tuple]:
+    """What each program computes, as a function of the leaves of f's arguments (``tree``
+    their structure) and of one more input: (function, that input: None, "scalar" or "x"
+    for one of x's shape, the cotangent as ``emit`` takes it). ``f``; ``vg``, f's value
+    and gradient (reverse) or value and one directional derivative (forward: the module
+    loops over the columns); ``hvp``."""
     f = model.function("js")
     wrt = model.wrt
-    leaves, tree = jax.tree_util.tree_flatten(args)
-    n = len(leaves)
+    n = tree.num_leaves
 
     def at_x(flat):
         new = jax.tree_util.tree_unflatten(tree, list(flat))
@@ -225,18 +227,22 @@ def programs(model: Model, args: tuple, mode: str, hvp: bool) -> dict[str, Emitt
         x, fx = at_x(flat[:n])
         return jax.jvp(jax.grad(fx), (x,), (flat[n],))[1]
 
-    x = np.asarray(args[wrt], np.float64)
-    wanted = {"f": (lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat))), [], None)}
-    if mode == "reverse":
-        wanted["vg"] = (value_grad, [np.zeros(())], "one")
-    else:
-        wanted["vg"] = (value_jvp, [np.zeros_like(x)], None)
+    out = {"f": (lambda *flat: f(*jax.tree_util.tree_unflatten(tree, list(flat))), None, None)}
+    out["vg"] = (value_grad, "scalar", "one") if mode == "reverse" else (value_jvp, "x", None)
     if hvp:
-        wanted["hvp"] = (hessian_v, [np.zeros_like(x)], None)
+        out["hvp"] = (hessian_v, "x", None)
+    return out
+
+
+def programs(model: Model, args: tuple, mode: str, hvp: bool) -> dict[str, Emitted]:
+    """The emitted programs at ``args``' shapes (``traced``)."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    x = np.asarray(args[model.wrt], np.float64)
+    extra = {None: [], "scalar": [np.zeros(())], "x": [np.zeros_like(x)]}
     out = {}
     with precision_scope("float64"), model.errors(f"f, exported in mode {mode!r}"):
-        for key, (fn, extra, cotangent) in wanted.items():
-            closed = jax.make_jaxpr(fn)(*leaves, *extra)
+        for key, (fn, more, cotangent) in traced(model, tree, mode, hvp).items():
+            closed = jax.make_jaxpr(fn)(*leaves, *extra[more])
             source, consts, _, _ = emit(closed, model.files, cotangent, Commented)
             out[key] = Emitted(source, consts)
     return out

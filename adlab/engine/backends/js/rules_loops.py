@@ -88,8 +88,9 @@ def _scan(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     pairs = [(carries[k].name, got[k].name) for k in swap]
     trade = [f"{{ const was = {c}; {c} = {v}; {v} = was; }}" for c, v in pairs]
     prog.emit(*trade, "}")
-    if loop.length % 2:
-        prog.emit(*(f"{v}.set({c});" for c, v in pairs), *trade)
+    if pairs:  # (asked in the program: its text the same at every length, ``export_sizes``)
+        prog.emit(f"if ({loop.length} % 2) {{", *(f"{v}.set({c});" for c, v in pairs), *trade,
+                  "}")  # fmt: skip
     prog.emit("}")
     return [*carries, *ys]
 
