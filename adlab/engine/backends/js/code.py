@@ -289,9 +289,32 @@ class Code(Walker):
             else:
                 lines.append(f"for (let i = {lo}; i < {hi}; i++) {{ {inner} }}")
         self._memo = {}
+        lines = self._hoisted(loop, lines)
         at = len(self.body) - 1 - self.body[::-1].index(loop.mark)
         whole = len(lines) > 1 or loop.tail
         self.body[at : at + 1] = ["{", *lines, *loop.tail, "}"] if whole else lines
+
+    def _hoisted(self, loop: Loop, lines: list[str]) -> list[str]:
+        """``lines``, each scalar the loop reads from a buffer it never writes loaded once,
+        before it: V8 loads a typed array's element again after any store to another (they
+        may share their bytes), so a scalar read in the loop is a load at every element."""
+        if not any(line.startswith("for ") for line in lines):
+            return lines
+        text = "\n".join(lines)
+        scalars = sorted({name for name, off in loop.reads if off is None})
+        consts = []
+        for name in scalars:
+            read = re.compile(rf"\b{name}\[0\]")
+            if not read.search(text) or re.search(rf"\b{name}\[[^\]]*\]\s*=[^=]", text):
+                continue
+            h = self.temp("h")
+            consts.append(f"const {h} = {name}[0];")
+            text = read.sub(h, text)
+        if not consts:
+            return lines
+        at = len(loop.head)  # after the accumulators (which write no buffer)
+        body = text.split("\n")
+        return [*body[:at], *consts, *body[at:]]
 
     def materialize(self, v: Val) -> Val:
         """A fused value written into a buffer (for a consumer that indexes it)."""

@@ -57,7 +57,8 @@ class Loop:
         one's ("up", "down", "" for either), or None: an element it reads that this one
         writes must be written already (the same element; an earlier one going up, a
         later one going down), one this one reads that it overwrites must be read
-        already (the converse), and a sum's result (written after the loop) is not read."""
+        already (the converse; what it writes after it ends, a sum's result, comes after
+        every read), and a sum's result is not read."""
         if self.writes & later.writes or any(n in self.done for n, _ in later.reads):
             return None
         need = {self.order, later.order}
@@ -65,7 +66,7 @@ class Loop:
             if name in self.writes:
                 need.add(None if off is None else "up" if off < 0 else "down" if off else "")
         for name, off in self.reads:  # read by this one before the later overwrites it
-            if name in later.writes or name in later.done:
+            if name in later.writes:  # (what it writes after the loop, after every read)
                 need.add(None if off is None else "up" if off > 0 else "down" if off else "")
         need.discard("")
         if None in need or len(need) > 1:

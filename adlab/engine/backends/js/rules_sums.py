@@ -16,9 +16,23 @@ def _everything(eqn: Any, var: Any) -> bool:
 
 # ----------------------------------------------------------- reductions
 def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
+    """A reduction over ``axes``: of every element, an accumulator in one loop with what is
+    fused into it, which joins the loops beside it (the loop that writes its operand: one
+    pass, the element never read back); over some axes, loops over the operand's buffer."""
+
     def fn(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
         a, o = ins[0], out(prog, eqn)
         axes = set(eqn.params["axes"])
+        if a.shape and len(axes) == len(a.shape):
+            acc = prog.temp("s")
+
+            def body(ix: Ix) -> list[str]:
+                pre, e = prog.read_at(a, ix)
+                return [*pre, f"{acc} = {update(acc, e)};"]
+
+            prog.loop(a.size, body, o.name, head=[f"let {acc} = {init};"],
+                      tail=[f"{o.name}[0] = {acc};"])  # fmt: skip
+            return [o]
         kept = [d for d in range(len(a.shape)) if d not in axes]
         ost = strides(o.shape)
         dst = f"{o.name}[{offset([(f'c{d}', s) for d, s in zip(kept, ost, strict=True)])}]"
@@ -28,29 +42,10 @@ def reduction(name: str, init: str, update: Callable[[str, str], str]) -> None:
         return [o]
 
     RULES[name] = fn
-
-
-def _sum_all(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
-    """A sum of every element, in one loop with what is fused into it."""
-    a = ins[0]
-    if a.fused is None:
-        return _reduce_sum(prog, eqn, [a])
-    o = out(prog, eqn)
-
-    s = prog.temp("s")
-
-    def body(ix: Ix) -> list[str]:
-        pre, e = prog.read_at(a, ix)
-        return [*pre, f"{s} += {e};"]
-
-    prog.loop(a.size, body, o.name, head=[f"let {s} = 0;"], tail=[f"{o.name}[0] = {s};"])
-    return [o]
+    FUSES[name] = _everything
 
 
 reduction("reduce_sum", "0", lambda acc, v: f"{acc} + {v}")
-_reduce_sum = RULES["reduce_sum"]
-RULES["reduce_sum"] = _sum_all
-FUSES["reduce_sum"] = _everything
 reduction("reduce_prod", "1", lambda acc, v: f"{acc} * {v}")
 reduction("reduce_max", "-Infinity", lambda acc, v: f"Math.max({acc}, {v})")
 reduction("reduce_min", "Infinity", lambda acc, v: f"Math.min({acc}, {v})")
