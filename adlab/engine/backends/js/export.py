@@ -1,10 +1,10 @@
 """A model's gradient as one standalone JavaScript ES module (``adlab export``).
 
 The programs (``export_programs``) are wrapped in exported functions that check their
-arguments' lengths and hand out copies (the programs' buffers are made once and written
-anew at each call). The module imports nothing: the constants are written in (as number
-literals or base64, whichever is shorter; both exact), so it runs in Node, a bundler or a
-page's ``<script type="module">``.
+arguments' lengths and hand out copies (the programs' buffers are made once, or once per n
+in a module for any n (``export_sizes``), and written anew at each call). The module
+imports nothing: the constants are written in (as number literals or base64, whichever is
+shorter; both exact), so it runs in Node, a bundler or a page's ``<script type="module">``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .export_programs import (
     check_mode,
     checked,
     js_name,
-    programs,  # fmt: skip
+    programs,
 )
 from .export_sizes import NotGeneral, Sizes, general
 from .export_template import Poly
