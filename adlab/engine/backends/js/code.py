@@ -7,111 +7,33 @@ allocates nothing; reshapes and other moves that keep row-major order reuse thei
 operand's buffer, and a row of a stacked buffer (a scan's ``x``) is read in place, at
 its offset (``Val.base``).
 
-``Code`` is the walk (``_walk.Walker``) that writes it; the rule tables are the
-emitter's (``emit.Program``). It knows its buffers, so it counts them (``Buffers``): all
-of them are held through a call, and in a reverse-mode program the tape is the buffers
+The values (``Val``) and what the buffers hold (``Buffers``) are in ``values``. ``Code``
+is the walk (``_walk.Walker``) that writes the code; the rule tables are the emitter's
+(``emit.Program``). It knows its buffers, so it counts them: all of them are held through
+a call, and in a reverse-mode program the tape is the buffers
 that equations depending on the primal inputs wrote and equations depending on the
 cotangent read: the walk's own facts (``Walker.sources``), not the program's text.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._walk import Walker
-from .passes import Ix, Loop, shifted
+from .passes import Ix, Loop, hoisted, shifted
 from .reuse import LOOPS, Liveness
+from .values import Buffers, Val, number
 
 #: bytes per element of every buffer: the emitted code holds every value in a Float64Array
 ITEMSIZE = 8
 #: the marks of a program's inputs (``Walker.walk``): its arguments, and a reverse-mode
 #: program's cotangent
 PRIMAL, COTANGENT = "primal", "cotangent"
-
-
-@dataclass(frozen=True)
-class Buffers:
-    """What the emitted program's own buffers hold, in bytes: ``held``, every one (made
-    when it is loaded, all held through a call: temporaries and outputs; its arguments and
-    constants not counted); ``residual``, those the forward equations write and the
-    backward equations read, the tape of a reverse-mode program (0: none)."""
-
-    held: int
-    residual: int
-
-
-@dataclass(frozen=True)
-class Val:
-    """One value: its JS name (or a literal's text), shape and dtype."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    literal: bool = False
-    #: a fused value, computed inside its consumers' loops instead of a buffer of its
-    #: own: ``fused(ix)`` is (the statements, the expression) of its element at ``ix``
-    fused: Callable[[Ix], tuple[list[str], str]] | None = None
-    #: ... the buffers they read
-    reads: frozenset[str] = frozenset()
-    #: ... and what an element costs to compute (``COSTS``), for recomputing it per use
-    cost: int = 0
-    #: where it starts in the buffer ``name`` (an expression; "": at 0): a row of a
-    #: stacked buffer, read in place
-    base: str = ""
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def is_int(self) -> bool:
-        return np.issubdtype(self.dtype, np.integer) or self.dtype == np.bool_
-
-    @property
-    def buffers(self) -> frozenset[str]:
-        """The buffers a read of it reads."""
-        if self.literal:
-            return frozenset()
-        return self.reads if self.fused is not None else frozenset({self.name})
-
-    def index(self, i: str) -> str:
-        """The element at flat index ``i`` of a value held in a buffer."""
-        return f"{self.name}[{self.base} + {i}]" if self.base else f"{self.name}[{i}]"
-
-    def at(self, i: str, size: int | None = None) -> str:
-        """The element read at flat index ``i`` (a scalar read at 0 wherever it is used)."""
-        if self.fused is not None:
-            raise AssertionError("a fused value is read through Code.read_at")
-        if self.literal:
-            return self.name
-        if self.shape == () or (size is not None and self.size == 1 and size != 1):
-            return self.index("0")
-        return self.index(i)
-
-    def row(self, k: str) -> Val:
-        """Row ``k`` (an expression) of a stacked value, read in place."""
-        step = math.prod(self.shape[1:])
-        here = f"({k}) * {step}" if step != 1 else f"({k})"
-        return dataclasses.replace(self, shape=self.shape[1:],
-                                   base=f"{self.base} + {here}" if self.base else here)  # fmt: skip
-
-
-def number(v: Any) -> str:
-    """A JS literal of one float or integer (parenthesised when negative)."""
-    v = float(v)
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "(-Infinity)"
-    text = repr(v)  # Python's shortest round-trip form is valid JS: 1.0, 1e-05, -0.0
-    return f"({text})" if text.startswith("-") else text
 
 
 #: the most an element may cost (``rules.COSTS``: an add 1, a division 2, a call of
@@ -216,6 +138,13 @@ class Code(Walker):
         t = self._memo[key] = self.temp()
         return [f"const {t} = {v.index(ix.text)};"], t
 
+    def scalar(self, v: Val) -> str:
+        """``v``'s one element, read in the loop being written (where it reads it is known
+        to that loop: ``Loop.joins``)."""
+        if not v.literal:
+            self._reads.add((v.name, None))
+        return v.at("0")
+
     def store(self, v: Val, ix: Ix, e: str) -> list[str]:
         """The statement writing ``e`` at ``ix`` of the buffer ``v``; a later read of that
         element in the pass takes ``e`` (no other of ``v``'s is still known)."""
@@ -248,8 +177,16 @@ class Code(Walker):
         before it where the order of their passes allows (``Loop.joins``): one pass (a
         shorter one's body in the pieces below its length), the values they share
         computed once."""
-        self._cuts, self._memo, self._reads = set(), {}, set()
-        body(Ix("i", 0, 0, size))  # the first pass: where to cut, what it reads
+        self._cuts, self._reads = set(), set()
+        pieces = [(0, size)]
+        while True:  # passes over each piece: where to cut (a piece's own piecewise reads
+            for lo, hi in pieces:  # show once it is a piece), and what every piece reads
+                self._memo = {}
+                body(Ix("i", 0, lo, hi))
+            cuts = sorted({0, size, *(c for c in self._cuts if 0 < c < size)})
+            if list(zip(cuts, cuts[1:], strict=False)) == pieces:
+                break
+            pieces = list(zip(cuts, cuts[1:], strict=False))
         loop = Loop(
             size,
             [(body, size)],
@@ -289,32 +226,10 @@ class Code(Walker):
             else:
                 lines.append(f"for (let i = {lo}; i < {hi}; i++) {{ {inner} }}")
         self._memo = {}
-        lines = self._hoisted(loop, lines)
+        lines = hoisted(loop, lines, self.temp)
         at = len(self.body) - 1 - self.body[::-1].index(loop.mark)
         whole = len(lines) > 1 or loop.tail
         self.body[at : at + 1] = ["{", *lines, *loop.tail, "}"] if whole else lines
-
-    def _hoisted(self, loop: Loop, lines: list[str]) -> list[str]:
-        """``lines``, each scalar the loop reads from a buffer it never writes loaded once,
-        before it: V8 loads a typed array's element again after any store to another (they
-        may share their bytes), so a scalar read in the loop is a load at every element."""
-        if not any(line.startswith("for ") for line in lines):
-            return lines
-        text = "\n".join(lines)
-        scalars = sorted({name for name, off in loop.reads if off is None})
-        consts = []
-        for name in scalars:
-            read = re.compile(rf"\b{name}\[0\]")
-            if not read.search(text) or re.search(rf"\b{name}\[[^\]]*\]\s*=[^=]", text):
-                continue
-            h = self.temp("h")
-            consts.append(f"const {h} = {name}[0];")
-            text = read.sub(h, text)
-        if not consts:
-            return lines
-        at = len(loop.head)  # after the accumulators (which write no buffer)
-        body = text.split("\n")
-        return [*body[:at], *consts, *body[at:]]
 
     def materialize(self, v: Val) -> Val:
         """A fused value written into a buffer (for a consumer that indexes it)."""

@@ -3,11 +3,12 @@
 Where JAX traces f and its gradient at a symbolic n (``jax.export.symbolic_shape``:
 nothing in f needs n's value, as ``range(len(x))`` or ``x[: n // 2]`` would), the
 programs differ from one n to the next only in their numbers: a buffer's length, a loop's
-bound, a stride. So they are emitted at a few sizes (``SAMPLES``) and generalised: the
-texts must be the same but for their numbers, and each number the same at every sample or
-a polynomial in n (fitted on all but the last sample, checked on it). The general program
-is then checked equal, number for number, to the program emitted at each n below the
-samples, down to the least it matches: the module takes any n from there.
+bound, a stride. So they are emitted at several sizes (``SAMPLES``) and generalised
+(``export_template``): the texts must be the same but for their numbers, and each number
+the same at every sample or a polynomial in n (fitted on four samples, checked on the
+others). The general program means at another n what it means at the samples where each
+of its lengths, and each piece of each loop, is still at least zero (``span``), and where
+``setup`` still makes arguments of those shapes: those are the n the module takes.
 
 Where any of this fails, the module is built for the n given, and its header says why.
 """
@@ -36,6 +37,7 @@ from .export_template import Poly, generalised, skeleton, span
 SAMPLES = (13, 18, 21, 23, 26, 31, 36)
 AGREE = 5
 
+
 @dataclass(frozen=True)
 class Sizes:
     """What an any-n module is written from: each argument's shape in n, the programs'
@@ -46,6 +48,7 @@ class Sizes:
     least: int
     most: int | None  # (None: no end; a loop that runs a fixed length past n's may end it)
     reader: int  # the argument whose length gives n
+    consts: list[list[np.ndarray]]  # each program's constants (the same at every n)
 
     @property
     def range(self) -> str:
@@ -56,7 +59,6 @@ class Sizes:
 
     def takes(self, n: int) -> bool:
         return self.least <= n and (self.most is None or n <= self.most)
-    consts: list[list[np.ndarray]]  # each program's constants (the same at every n)
 
 
 def shapes_in_n(model: Model, seed: int) -> tuple[dict[int, tuple], list[tuple[Poly, ...]]]:
@@ -153,15 +155,15 @@ def general(model: Model, mode: str, hvp: bool, seed: int, x: int) -> Sizes:
     for key in first:
         t = generalised({s: at[s][key].source for s in agree})
         if t is None:
-            raise NotGeneral("a number in the emitted program is no polynomial in n (a constant "
-                         "f computes from n, as 1 / n)")  # fmt: skip
+            raise NotGeneral("a number in the emitted program is no polynomial in n (a "
+                             "constant f computes from n, as 1 / n)")  # fmt: skip
         sources[key] = t
 
     grows = set().union(*(t.bounds() for t in sources.values()))
     run = span(grows, SAMPLES[0])
     if run is None or run[0] > SAMPLES[0] or (run[1] is not None and run[1] < max(SAMPLES)):
         raise NotGeneral("a length in the emitted program is negative at some n it was "
-                         "emitted at")  # fmt: skip
+                             "emitted at")  # fmt: skip
     low, most = run
     lowest = SAMPLES[0]
     for m in range(SAMPLES[0] - 1, low - 1, -1):  # down to the least n the model takes
@@ -195,9 +197,9 @@ def _agreeing(at: dict[int, dict]) -> list[int]:
     if len(best) < AGREE:
         consts = all(_same(p.consts, at[SAMPLES[0]][k].consts)
                      for progs in at.values() for k, p in progs.items())  # fmt: skip
-        raise NotGeneral("the emitted program changes with n other than in its sizes" if consts else
-                     "a constant of the program changes with n (an array f builds from n, "
-                     "as np.arange(n))")  # fmt: skip
+        raise NotGeneral("the emitted program changes with n other than in its sizes" if consts
+                         else "a constant of the program changes with n (an array f builds "
+                         "from n, as np.arange(n))")  # fmt: skip
     return best
 
 

@@ -5,6 +5,7 @@ a later loop can join it."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,29 @@ class Loop:
         self.tail += other.tail
         self.writes |= other.writes
         self.done |= other.done
+
+
+def hoisted(loop: Loop, lines: list[str], temp: Callable[[str], str]) -> list[str]:
+    """``lines`` (the loop's pieces, after its head), each scalar the loop reads from a buffer
+    it never writes loaded once, before it (named by ``temp``): V8 loads a typed array's
+    element again after any store to another (they may share their bytes), so a scalar read
+    in the loop is a load at every element."""
+    if not any(line.startswith("for ") for line in lines):
+        return lines
+    text = "\n".join(lines)
+    consts = []
+    for name in sorted({name for name, off in loop.reads if off is None}):
+        read = re.compile(rf"\b{name}\[0\]")
+        if not read.search(text) or re.search(rf"\b{name}\[[^\]]*\]\s*=[^=]", text):
+            continue
+        h = temp("h")
+        consts.append(f"const {h} = {name}[0];")
+        text = read.sub(h, text)
+    if not consts:
+        return lines
+    at = len(loop.head)  # after the accumulators (which write no buffer)
+    body = text.split("\n")
+    return [*body[:at], *consts, *body[at:]]
 
 
 #: the consumers that read a value at other elements than their own

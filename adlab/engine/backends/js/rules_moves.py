@@ -69,7 +69,7 @@ for _name in ("reshape", "squeeze", "expand_dims"):  # the same elements in the 
 def _broadcast(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
     a = ins[0]
     if a.size == 1 and a.fused is None:  # a scalar everywhere
-        return view(prog, eqn, a, lambda ix: ([], a.at("0")))
+        return view(prog, eqn, a, lambda ix: ([], prog.scalar(a)))
     dims, aval = eqn.params["broadcast_dimensions"], eqn.outvars[0].aval
     if math.prod(aval.shape) == a.size and list(dims) == sorted(dims):  # size-1 axes added:
         return [shaped(prog, a, tuple(aval.shape), aval.dtype)]  # the same bytes
@@ -181,7 +181,8 @@ def _concatenate(prog: Code, eqn: Any, ins: list[Val]) -> list[Val]:
                    if prog.region(ix, lo, hi)]  # fmt: skip
             return got[0]
 
-        joined = Val("", (), np.dtype(np.float64), cost=max(v.cost for v in ins),
+        # (fused: what it reads is its pieces' buffers, held while it is alive: ``reuse``)
+        joined = Val("", (), np.dtype(np.float64), fused=at, cost=max(v.cost for v in ins),
                      reads=frozenset().union(*(v.buffers for v in ins)))  # fmt: skip
         return view(prog, eqn, joined, at)
     ins = [prog.materialize(v) for v in ins]
