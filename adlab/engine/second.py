@@ -19,11 +19,12 @@ from .._vocab import Backend, Composition, Inner, ModelError, Precision
 from .backends import DEFAULT, REFERENCE, facts_of, get_backend
 from .derivative import crosscheck, prepare, unchecked
 from .model.source import Model, normalize_wrt
-from .modes.hessian import NAMES, NESTING_BACKENDS, NotScalar, refusal
+from .modes.hessian import COMPOSITIONS, NAMES, NESTING_BACKENDS, ON, NotScalar, refusal
 from .prepared import DerivativeInfo, Prepared, UntrustedWarning, measured_memory
 from .sparse import prepare_sparse
 
-#: jax.hessian's composition: the default scheme of hessian and hvp
+#: jax.hessian's composition: the default scheme of hessian and hvp, where the backend
+#: nests it (else the first composition the backend nests: TF.js's reverse-over-reverse)
 DEFAULT_COMPOSITION = "forward-over-reverse"
 #: JAX's float64 compositions that are the Hessian's reference (``derivative.crosscheck``)
 ROUTES = ("forward-over-reverse", "reverse-over-reverse")
@@ -33,14 +34,22 @@ def _model(f_or_model: Callable | Model) -> Model:
     return f_or_model if isinstance(f_or_model, Model) else Model.from_function(f_or_model)
 
 
-def _composition(scheme: str, mode: str | None) -> str:
-    """The composition asked for: ``scheme``, or ``mode``, its old name (still accepted)."""
-    if mode is None or mode == scheme:
-        return scheme
-    if scheme != DEFAULT_COMPOSITION:
+def default_composition(backend: str, hvp: bool = False) -> str:
+    """The composition a call that names none runs: ``DEFAULT_COMPOSITION`` where
+    ``backend`` nests it (or nests none: its refusal then says why), else the first it
+    nests (TF.js's reverse-over-reverse)."""
+    runs = [c for c in ON.get(backend, ()) if not (hvp and COMPOSITIONS[c].hvp is None)]
+    return DEFAULT_COMPOSITION if DEFAULT_COMPOSITION in runs or not runs else runs[0]
+
+
+def _composition(scheme: str | None, mode: str | None, backend: str, hvp: bool) -> str:
+    """The composition asked for: ``scheme``, or ``mode``, its old name (still accepted);
+    neither: ``default_composition``."""
+    if mode is not None and scheme is not None and mode != scheme:
         raise ValueError(f"scheme={scheme!r} and mode={mode!r} name two compositions; give "
                          "scheme= alone (mode= is its old name)")  # fmt: skip
-    return mode
+    asked = scheme if scheme is not None else mode
+    return asked if asked is not None else default_composition(backend, hvp)
 
 
 def _check(mode: str, scheme: str, backend: str) -> None:
@@ -98,7 +107,7 @@ def prepare_hessian(
     f_or_model: Callable | Model,
     x: Any,
     *args: Any,
-    scheme: Composition = DEFAULT_COMPOSITION,
+    scheme: Composition | None = None,
     wrt: int | None = None,
     jit: bool | None = None,
     precision: Precision | None = None,
@@ -123,7 +132,7 @@ def prepare_hessian(
     """
     model = _model(f_or_model)
     precision = _precision(precision, backend)
-    scheme = _composition(scheme, mode)
+    scheme = _composition(scheme, mode, backend, hvp=False)
     _check("hessian", scheme, backend)
     i = _index(model, wrt, 1 + len(args))
     try:
@@ -143,7 +152,7 @@ def prepare_hvp(
     x: Any,
     v: Any,
     *args: Any,
-    scheme: Composition = DEFAULT_COMPOSITION,
+    scheme: Composition | None = None,
     wrt: int | None = None,
     jit: bool | None = None,
     precision: Precision | None = None,
@@ -171,7 +180,7 @@ def prepare_hvp(
     """
     model = _model(f_or_model)
     precision = _precision(precision, backend)
-    scheme = _composition(scheme, mode)
+    scheme = _composition(scheme, mode, backend, hvp=True)
     _check("hvp", scheme, backend)
     if scheme == "complex-step":
         raise ValueError("hvp has no scheme 'complex-step': adlab offers complex step for the "
@@ -224,7 +233,7 @@ def hessian(
     f_or_model: Callable | Model,
     x: Any,
     *args: Any,
-    scheme: Composition = DEFAULT_COMPOSITION,
+    scheme: Composition | None = None,
     wrt: int | None = None,
     precision: Precision | None = None,
     jit: bool | None = None,
@@ -240,8 +249,10 @@ def hessian(
     Args:
         f_or_model: a ``Model`` or a function written with ``jax.numpy``.
         x, *args: f's arguments; the differentiated one is a scalar or 1-D array.
-        scheme: how the modes nest: "forward-over-reverse" (``jax.hessian``'s choice),
-            "reverse-over-forward", "reverse-over-reverse", "forward-over-forward",
+        scheme: how the modes nest: "forward-over-reverse" (``jax.hessian``'s choice, the
+            default where the backend nests it; else the first it nests: TF.js's
+            "reverse-over-reverse"), "reverse-over-forward", "reverse-over-reverse",
+            "forward-over-forward",
             "numeric" (central differences of the reverse gradient, symmetrized) or
             "complex-step" (complex step of the reverse gradient: f must be analytic).
         wrt: the argument index; default 0 (or the model's ``wrt``).
@@ -269,7 +280,7 @@ def hessian(
         >>> H.shape, bool(np.allclose(H, H.T))
         ((3, 3), True)
     """
-    p = prepare_hessian(f_or_model, x, *args, scheme=_composition(scheme, mode), wrt=wrt,
+    p = prepare_hessian(f_or_model, x, *args, scheme=scheme, mode=mode, wrt=wrt,
                         jit=jit, precision=precision, backend=backend, sparse=sparse,
                         inner=inner)  # fmt: skip
     return _value(p, full_output, None if sparse else (_model(f_or_model), (x, *args), None),
@@ -281,7 +292,7 @@ def hvp(
     x: Any,
     v: Any,
     *args: Any,
-    scheme: Composition = DEFAULT_COMPOSITION,
+    scheme: Composition | None = None,
     wrt: int | None = None,
     precision: Precision | None = None,
     jit: bool | None = None,
@@ -319,7 +330,7 @@ def hvp(
         >>> bool(np.allclose(hv, adlab.hessian(model, x, *data) @ v))
         True
     """
-    p = prepare_hvp(f_or_model, x, v, *args, scheme=_composition(scheme, mode), wrt=wrt,
+    p = prepare_hvp(f_or_model, x, v, *args, scheme=scheme, mode=mode, wrt=wrt,
                     jit=jit, precision=precision, backend=backend,
                     with_gradient=with_gradient)  # fmt: skip
     return _value(p, full_output, None if with_gradient else (_model(f_or_model), (x, *args), v),

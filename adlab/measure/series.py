@@ -37,6 +37,7 @@ from ..engine.backends.checkpoint import check_checkpoint
 from ..engine.backends.facts import checkpoint_refusal
 from ..engine.backends.inner_grad import check_inner
 from ..engine.modes import get_rule
+from ..engine.second import default_composition
 from ..engine.sparse import SPARSE_MODES, sparse_refusal
 
 _OPTIONS: dict[str, tuple[str, Any]] = {
@@ -131,7 +132,9 @@ class Series:
                 self.device or defaults.get("device")),
             backend=self.backend or defaults["backend"],
             scheme=(self.scheme or defaults["scheme"]) if self.mode == "numeric" else
-            (self.scheme or rule.schemes[0]) if rule.schemes else None,
+            (self.scheme or default_composition(self.backend or defaults["backend"],
+                                                hvp=self.mode != "hessian"))
+            if rule.schemes else None,
             sparse=bool(self.sparse),
             inner=check_inner(self.inner or defaults.get("inner") or "reverse"),
             device=self.device or defaults.get("device"),

@@ -30,6 +30,15 @@ def test_tf_grad_of_tf_grad_is_jaxs_hessian_and_hvp_in_float32(name):
     assert rel(h, ref) < 1e-5 and rel(hv, ref @ v) < 1e-5
 
 
+def test_without_a_scheme_tfjs_nests_the_one_it_has():
+    # jax.hessian's forward-over-reverse is the default where a backend nests it; TF.js does
+    # not (no forward mode), so a call that names no scheme runs its reverse-over-reverse
+    model, (x, *data), v, ref = point("rosenbrock")
+    assert adlab.prepare_hessian(model, x, *data, backend="tfjs").scheme == NESTS
+    assert rel(adlab.hvp(model, x, v, *data, backend="tfjs"), ref @ v) < 1e-5
+    assert adlab.prepare_hessian(model, x, *data).scheme == "forward-over-reverse"  # JAX's
+
+
 def test_the_gradient_comes_with_the_hvp_and_the_calls_leave_memory_as_found():
     model, (x, *data), v, ref = point("logistic_regression")
     p = adlab.prepare_hvp(model, x, v, *data, scheme=NESTS, backend="tfjs", with_gradient=True)

@@ -166,7 +166,7 @@ def test_complex_step_of_the_gradient_takes_one_reverse_pass(fw):
         # the JavaScript backends have AD: their refusal says what adlab lacks, not that
         (lambda m, x: adlab.hessian(m, x, mode="numeric", backend="js"),
          "cannot be traced into one JavaScript program.*runs 'forward-over-reverse'"),
-        (lambda m, x: adlab.hvp(m, x, x, backend="tfjs"),
+        (lambda m, x: adlab.hvp(m, x, x, scheme="forward-over-reverse", backend="tfjs"),
          "no forward mode.*'jaxjs'.*runs 'reverse-over-reverse'.*'jax'"),
         (lambda m, x: adlab.hessian(m, x, backend="torch", sparse=True), "JAX"),
     ],
