@@ -269,6 +269,10 @@ class Code(Walker):
         """The names of the buffers made so far."""
         return set(self._bytes)
 
+    def elements(self, name: str) -> int:
+        """How many elements the buffer ``name`` holds."""
+        return self._bytes[name] // ITEMSIZE
+
     def const(self, value: Any) -> Val:
         """A constant array, shipped beside the source (scalars inline)."""
         a = np.asarray(value)

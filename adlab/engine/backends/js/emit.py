@@ -19,6 +19,7 @@ from . import rules_loops, rules_moves, rules_sums  # noqa: F401  (they register
 from .code import COTANGENT, PRIMAL, Buffers, Code, Val
 from .registers import registers
 from .rules import FUSES, RULES
+from .scalars import scalars
 
 
 def live(closed: Any) -> Any:
@@ -87,7 +88,18 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
         allocs.append("const OUT = " + _BUFFER.sub(r"\1_", listed) + ";")
         listed = "OUT"
     params = ", ".join(v.name for v in args)
-    parts, body = pieces(prog.body, params)
+    cut = groups(prog.body)
+    ones = [n for n in prog.allocated() - set(ret) if prog.elements(n) == 1]
+    for group in cut:  # a one-element buffer only this function uses: its variable
+        used = {n: [g for g in cut if any(re.search(rf"\b{n}\b", line) for line in g)]
+                for n in sorted(ones)}  # fmt: skip
+        mine = [n for n, where in used.items() if len(where) == 1 and where[0] is group]
+        held = scalars(group, mine)
+        for name in held:
+            prog.forget(name)
+        if held:
+            group.insert(0, f"let {', '.join(f'{n}v = 0' for n in held)};")
+    parts, body = pieces(cut, params)
     source = "\n".join([
         "(function (C) {", *("  " + a for a in allocs), *("  " + p for p in parts),
         f"  return function ({params}) {{", *("    " + b for b in local(body, listed)),
@@ -131,18 +143,26 @@ def statements(body: list[str]) -> list[list[str]]:
     return out
 
 
-def pieces(body: list[str], params: str) -> tuple[list[str], list[str]]:
-    """(functions, the body calling them) of a body longer than ``PIECE``: its top-level
-    statements in order, cut into functions of about ``PIECE`` characters."""
+def groups(body: list[str]) -> list[list[str]]:
+    """``body``'s top-level statements in order, cut into groups of about ``PIECE``
+    characters (one group where it is shorter): each becomes a function (``pieces``)."""
     if sum(len(line) for line in body) <= PIECE:
-        return [], body
-    groups: list[list[str]] = [[]]
+        return [list(body)]
+    out: list[list[str]] = [[]]
     for st in statements(body):
-        if groups[-1] and sum(map(len, groups[-1])) + sum(map(len, st)) > PIECE:
-            groups.append([])
-        groups[-1].extend(st)
+        if out[-1] and sum(map(len, out[-1])) + sum(map(len, st)) > PIECE:
+            out.append([])
+        out[-1].extend(st)
+    return out
+
+
+def pieces(cut: list[list[str]], params: str) -> tuple[list[str], list[str]]:
+    """(functions, the body calling them) of a body cut into ``groups``; one group is the
+    body itself."""
+    if len(cut) == 1:
+        return [], cut[0]
     parts, calls = [], []
-    for k, group in enumerate(groups):
+    for k, group in enumerate(cut):
         parts += [f"function P{k}({params}) {{", *("  " + line for line in local(group)), "}"]
         calls.append(f"P{k}({params});")
     return parts, calls
