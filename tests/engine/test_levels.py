@@ -68,7 +68,7 @@ def test_a_record_says_tfjs_takes_the_outer_level_and_jax_the_inner():
 def test_a_refused_nesting_says_what_runs_where_and_what_to_use():
     m = adlab.Model.from_source(OWN_GRAD, name="own_grad")
     with pytest.raises(ValueError) as info:  # forward-over-reverse: TF.js has no forward
-        adlab.hessian(m, *m.setup(3), backend="tfjs")
+        adlab.hessian(m, *m.setup(3), scheme="forward-over-reverse", backend="tfjs")
     text = str(info.value)
     assert "no forward mode" in text and "backend='js'" in text, text
     assert "runs 'reverse-over-reverse'" in text, text
