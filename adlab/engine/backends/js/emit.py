@@ -82,23 +82,22 @@ def emit(closed: Any, files: frozenset[str], cotangent: str | None = None,
             prog.emit(f"for (let i = 0; i < {o.size}; i++) {buf.name}[i] = {o.index('i')};")
             o = buf
         ret.append(o.name)
+    cut = groups(prog.body)
+    ones = sorted(n for n in prog.allocated() - set(ret) if prog.elements(n) == 1)
+    used = {n: [g for g in cut if any(re.search(rf"\b{n}\b", line) for line in g)]
+            for n in ones}  # fmt: skip
+    for group in cut:  # a one-element buffer only this function uses: its variable
+        held = scalars(group, [n for n, where in used.items() if where == [group]])
+        for name in held:
+            prog.forget(name)
+        if held:
+            group.insert(0, f"let {', '.join(f'{n}v = 0' for n in held)};")
     listed = f"[{', '.join(ret)}]"
     allocs = [_BUFFER.sub(r"\1_", a) for a in prog.allocs]  # the factory's: B1_ ...
     if all(r.startswith(("B", "C[")) for r in ret):  # its own buffers: one list, made once
         allocs.append("const OUT = " + _BUFFER.sub(r"\1_", listed) + ";")
         listed = "OUT"
     params = ", ".join(v.name for v in args)
-    cut = groups(prog.body)
-    ones = [n for n in prog.allocated() - set(ret) if prog.elements(n) == 1]
-    for group in cut:  # a one-element buffer only this function uses: its variable
-        used = {n: [g for g in cut if any(re.search(rf"\b{n}\b", line) for line in g)]
-                for n in sorted(ones)}  # fmt: skip
-        mine = [n for n, where in used.items() if len(where) == 1 and where[0] is group]
-        held = scalars(group, mine)
-        for name in held:
-            prog.forget(name)
-        if held:
-            group.insert(0, f"let {', '.join(f'{n}v = 0' for n in held)};")
     parts, body = pieces(cut, params)
     source = "\n".join([
         "(function (C) {", *("  " + a for a in allocs), *("  " + p for p in parts),
