@@ -23,9 +23,11 @@ from adlab.engine.model import precision_scope
 
 pytestmark = pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
 
-#: (file, model, mode, n, other): a model with data arrays (a dict), one with a loop, both at
-#: any n (called at n and at ``other``); forward mode, built for n alone (``--fixed``)
+#: (file, model, mode, n, other): a model with data arrays (a dict), one with a loop, one
+#: whose loop runs n - 1 steps (lstm: at an odd and an even count), all at any n (called at n
+#: and at ``other``); forward mode, built for n alone (``--fixed``)
 EXPORTS = [("g9.mjs", "g9_graphics", "reverse", 6, 9), ("ode.mjs", "ode", "reverse", 5, 2),
+           ("lstm.mjs", "lstm", "reverse", 9, 8),
            ("rosen.mjs", "rosenbrock", "forward", 4, None)]  # fmt: skip
 
 #: imports each module, calls it at the inputs given, and prints what it answered
