@@ -8,13 +8,24 @@ apart from whole models.
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import tempfile
 from fractions import Fraction
+from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
+from _differential import models
+from hypothesis import HealthCheck, given, settings
 
 import adlab
+from adlab.engine.backends import installed
 from adlab.engine.backends.js.export_sizes import SAMPLES
 from adlab.engine.backends.js.export_template import Poly, generalised
+from adlab.engine.model import precision_scope
 
 
 def _model(body: str, name: str) -> adlab.Model:
@@ -74,3 +85,48 @@ def test_a_mean_over_n_and_an_arange_of_n_take_any_n():
     assert "// Fixed size: built for n=4" in adlab.export_js(_model(body, "mean"), n=4, fixed=True)
     assert "n=1 is outside the n its general program holds for (n >= 2)" in _why(
         adlab.export_js("rosenbrock", n=1))
+
+
+#: runs a module at each x it is given: f and the gradient, or the error's text
+_RUN = """
+import fs from "fs";
+const m = await import(process.argv[2]);
+const xs = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
+console.log(JSON.stringify(xs.map((x) => {
+  try { const a = Float64Array.from(x); return [m.f(a), Array.from(m.grad(a))]; }
+  catch (e) { return String(e); }
+})));
+"""
+
+
+@pytest.mark.skipif(not installed("js"), reason="Node.js is not installed")
+@settings(max_examples=25, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(models().filter(lambda case: not case.vector))
+def test_random_models_at_any_n_are_jaxs_at_every_n(case):
+    """The differential test's random models, exported: where one takes any n, it gives JAX's
+    float64 f and gradient at its least n, at 7 and at 40 (sizes none of the samples are)."""
+    model = adlab.Model.from_source(case.source, name="random")
+    try:
+        source = adlab.export_js(model, n=max(case.n, 3))
+    except adlab.ModelError:  # an operation with no translation: refused, as at one n
+        return
+    least = re.search(r"^// Any size: (?:n >= )?(\d+)", source, re.M)
+    if least is None:
+        return
+    f = model.function("jax")
+    ns = sorted({int(least[1]), 7, 40})
+    xs = [np.asarray(model.setup(n, 1)[0], np.float64) for n in ns]
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "m.mjs").write_text(source)
+        (Path(d) / "run.mjs").write_text(_RUN)
+        (Path(d) / "x.json").write_text(json.dumps([x.tolist() for x in xs]))
+        done = subprocess.run(["node", "run.mjs", str(Path(d) / "m.mjs"), "x.json"], cwd=d,
+                              capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    for n, x, got in zip(ns, xs, json.loads(done.stdout), strict=True):
+        assert not isinstance(got, str), (n, got, case.source)
+        with precision_scope("float64"):
+            value, grad = float(f(x)), np.asarray(jax.grad(f)(x))
+        np.testing.assert_allclose(got[0], value, rtol=1e-9, atol=1e-300, err_msg=case.source)
+        np.testing.assert_allclose(got[1], grad, rtol=1e-9, atol=1e-12 * np.max(np.abs(grad)),
+                                   err_msg=case.source)  # fmt: skip
